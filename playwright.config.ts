@@ -1,0 +1,45 @@
+import os from 'node:os';
+import path from 'node:path';
+import { defineConfig, devices } from '@playwright/test';
+import { findChromium } from './scripts/ensure-chromium.mjs';
+
+const port = Number(process.env.E2E_PORT ?? 4173);
+export const E2E_ADMIN = { email: 'e2e-admin@example.com', password: 'correct horse battery staple 42' };
+
+export default defineConfig({
+  testDir: 'tests/e2e',
+  fullyParallel: false,
+  workers: 1,
+  forbidOnly: !!process.env.CI,
+  retries: 0,
+  timeout: 30_000,
+  reporter: process.env.CI ? [['list']] : [['list'], ['html', { open: 'never' }]],
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+    launchOptions: {
+      executablePath: findChromium() ?? undefined,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    },
+  },
+  projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'] } }],
+  webServer: {
+    command: 'node scripts/e2e-server.mjs',
+    url: `http://127.0.0.1:${port}/healthz`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+    stdout: 'ignore',
+    stderr: 'pipe',
+    env: {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      E2E_DATA_DIR: path.join(os.tmpdir(), `waitlist-e2e-${port}`),
+      E2E_ADMIN_EMAIL: E2E_ADMIN.email,
+      E2E_ADMIN_PASSWORD: E2E_ADMIN.password,
+      // The suite signs up many times from one address; the limit itself is covered by integration tests.
+      SIGNUP_RATE_LIMIT_MAX: '10000',
+    },
+  },
+});

@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// Starts the production build on a fresh database for the end-to-end tests, with a known admin.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const dataDir = process.env.E2E_DATA_DIR;
+if (!dataDir) throw new Error('E2E_DATA_DIR must be set (playwright.config.ts sets it)');
+fs.rmSync(dataDir, { recursive: true, force: true });
+fs.mkdirSync(dataDir, { recursive: true });
+
+const env = { ...process.env, DATABASE_URL: `file:${path.join(dataDir, 'e2e.db')}` };
+
+const adminCli = path.resolve('dist/server/cli/admin.js');
+if (process.env.E2E_ADMIN_EMAIL && fs.existsSync(adminCli)) {
+  const created = spawnSync(process.execPath, [adminCli, 'create', process.env.E2E_ADMIN_EMAIL], {
+    env,
+    input: `${process.env.E2E_ADMIN_PASSWORD}\n`,
+    encoding: 'utf8',
+  });
+  if (created.status !== 0) {
+    process.stderr.write(`could not create the e2e admin:\n${created.stdout}${created.stderr}`);
+    process.exit(1);
+  }
+}
+
+const server = spawn(process.execPath, ['dist/server/main.js'], { env, stdio: 'inherit' });
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
+server.on('exit', (code) => process.exit(code ?? 0));

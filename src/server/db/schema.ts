@@ -1,0 +1,98 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * Table types, one interface per table. Timestamps are written as ISO strings and read back as
+ * `Date` (PostgreSQL timestamptz) or `string` (SQLite TEXT); repositories normalise them.
+ */
+export type Timestamp = ColumnType<Date | string, string, string>;
+
+export interface WaitlistTable {
+  id: string;
+  email: string;
+  created_at: Timestamp;
+  ip_address: string | null;
+  country: string | null;
+  city: string | null;
+  region: string | null;
+}
+
+/** Admin accounts (every user is an admin). Email is stored lower-cased and unique. */
+export interface AdminUsersTable {
+  id: string;
+  email: string;
+  password_hash: string;
+  /** JSON object as text (GoTrue `user_metadata`). */
+  user_metadata: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  last_sign_in_at: Timestamp | null;
+}
+
+/** One row per signed-in device; the JWT `session_id`. Deleting the row signs the device out. */
+export interface AdminSessionsTable {
+  id: string;
+  user_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  /** Unix seconds of the password sign-in that created the session (the `amr` timestamp). */
+  amr_password_at: number;
+  user_agent: string | null;
+  ip_address: string | null;
+}
+
+/** Opaque refresh tokens, stored only as SHA-256 hashes (hex). */
+export interface AdminRefreshTokensTable {
+  id: string;
+  token_hash: string;
+  session_id: string;
+  user_id: string;
+  /** The token this one was rotated from. */
+  parent_id: string | null;
+  revoked_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** ES256 signing keys shared by every instance. `generation` is unique so concurrent creators agree. */
+export interface AuthSigningKeysTable {
+  kid: string;
+  generation: number;
+  algorithm: string;
+  /** Private JWK as JSON text. */
+  private_jwk: string;
+  /** Public JWK as JSON text. */
+  public_jwk: string;
+  created_at: Timestamp;
+  retired_at: Timestamp | null;
+}
+
+/** Fixed-window counters for brute-force limits (shared by every instance). */
+export interface AuthRateLimitsTable {
+  key: string;
+  /** Window start in Unix milliseconds (bigint in PostgreSQL; the driver may return it as a string). */
+  window_start_ms: number | string;
+  count: number;
+}
+
+export interface AuditLogTable {
+  id: string;
+  created_at: Timestamp;
+  action: string;
+  actor_email: string | null;
+  actor_id: string | null;
+  ip_address: string | null;
+  /** JSON object as text. */
+  detail: string;
+}
+
+export interface Database {
+  waitlist: WaitlistTable;
+  admin_users: AdminUsersTable;
+  admin_sessions: AdminSessionsTable;
+  admin_refresh_tokens: AdminRefreshTokensTable;
+  auth_signing_keys: AuthSigningKeysTable;
+  auth_rate_limits: AuthRateLimitsTable;
+  audit_log: AuditLogTable;
+}
+
+export type { Generated };

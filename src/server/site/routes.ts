@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+
+/** Prerendered pages, by route. Anything else that is not an API route gets 404.html with status 404. */
+const PAGES: Record<string, string> = {
+  '/': 'index.html',
+  '/thanks': 'thanks.html',
+  '/auth': 'auth.html',
+  '/admin': 'admin.html',
+};
+const NOT_FOUND_PAGE = '404.html';
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const REVALIDATE = 'no-cache';
+
+function readPages(webRoot: string): Map<string, string> {
+  const pages = new Map<string, string>();
+  for (const file of [...Object.values(PAGES), NOT_FOUND_PAGE]) {
+    const full = path.join(webRoot, file);
+    if (fs.existsSync(full)) pages.set(file, fs.readFileSync(full, 'utf8'));
+  }
+  return pages;
+}
+
+function sendHtml(reply: FastifyReply, status: number, html: string): FastifyReply {
+  return reply.status(status).header('cache-control', REVALIDATE).type('text/html; charset=utf-8').send(html);
+}
+
+/** Serves the production web build: hashed assets cached for a year, HTML always revalidated. */
+export async function siteRoutes(app: FastifyInstance): Promise<void> {
+  const { webRoot } = app.config;
+  const built = fs.existsSync(path.join(webRoot, 'index.html'));
+  if (!built) {
+    app.log.warn({ webRoot }, 'no web build found: run `npm run build` to serve the site');
+  }
+  const pages = built ? readPages(webRoot) : new Map<string, string>();
+
+  if (built) {
+    await app.register(fastifyStatic, {
+      root: webRoot,
+      prefix: '/',
+      index: false,
+      wildcard: false,
+      preCompressed: true,
+      // HTML is served by the page routes below, never as /index.html and friends.
+      allowedPath: (pathName) => !pathName.endsWith('.html'),
+      cacheControl: false,
+      setHeaders: (reply, filePath) => {
+        const inAssets = filePath.startsWith(path.join(webRoot, 'assets') + path.sep);
+        reply.header('cache-control', inAssets ? IMMUTABLE : 'public, max-age=3600');
+      },
+    });
+  }
+
+  for (const [route, file] of Object.entries(PAGES)) {
+    app.get(route, async (request, reply) => {
+      const html = pages.get(file);
+      if (!html) return reply.callNotFound();
+      return sendHtml(reply, 200, html);
+    });
+  }
+
+  app.setNotFoundHandler(async (request, reply) => {
+    request.log.info({ path: request.url, method: request.method }, 'not found');
+    const wantsHtml = (request.method === 'GET' || request.method === 'HEAD') && !request.url.startsWith('/api/') && !request.url.startsWith('/auth/v1/');
+    const html = pages.get(NOT_FOUND_PAGE);
+    if (wantsHtml && html) return sendHtml(reply, 404, html);
+    return reply.status(404).send({ error: { code: 'not_found', message: `No route for ${request.method} ${request.url.split('?')[0]}` } });
+  });
+}
