@@ -20,7 +20,8 @@ function openSqlite(filename: string): SQLite.Database {
   // Order matters: busy_timeout first so the WAL switch itself waits for other writers.
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
+  // FULL, not NORMAL: a signup answered 201 must survive a power cut, not only a process crash.
+  sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   return sqlite;
 }

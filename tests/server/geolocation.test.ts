@@ -1,0 +1,222 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/server/config.js';
+import { createGeolocator, type Geolocator, type GeoLogger } from '../../src/server/geolocation/geolocator.js';
+import { isPublicIp, normalizeIp } from '../../src/server/geolocation/ip.js';
+import { countryNameFromCode } from '../../src/server/geolocation/location.js';
+import { locationFromRecord } from '../../src/server/geolocation/mmdb.js';
+import { SIGNUP_PATH } from '../../src/shared/waitlist/signup-contract.js';
+import { createTestApp } from '../support/test-app.js';
+
+function recordingLogger(): GeoLogger & { warnings: string[] } {
+  const warnings: string[] = [];
+  return {
+    warnings,
+    warn: (_obj, msg) => void warnings.push(msg ?? ''),
+    info: () => {},
+    debug: () => {},
+  };
+}
+
+const bundled = loadConfig({}).geolocation;
+const bundledV4 = bundled.mmdbPaths.find((p) => p.endsWith('ipv4.mmdb'))!;
+
+describe('IP normalisation', () => {
+  it.each([
+    ['::ffff:1.2.3.4', '1.2.3.4'],
+    ['::FFFF:8.8.8.8', '8.8.8.8'],
+    ['::ffff:0808:0808', '8.8.8.8'],
+    [' 8.8.8.8 ', '8.8.8.8'],
+    ['2001:4860:4860::8888', '2001:4860:4860::8888'],
+    ['2001:4860:4860::8888'.toUpperCase(), '2001:4860:4860::8888'],
+    ['[::1]', '::1'],
+    ['<script>', null],
+    ['', null],
+    [undefined, null],
+  ])('%j -> %j', (raw, expected) => {
+    expect(normalizeIp(raw)).toBe(expected);
+  });
+
+  it.each(['127.0.0.1', '10.0.0.1', '192.168.1.1', '172.16.5.4', '169.254.1.1', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', 'not-an-ip'])(
+    '%s is not public',
+    (ip) => expect(isPublicIp(ip)).toBe(false),
+  );
+
+  it.each(['8.8.8.8', '81.2.69.160', '2001:4860:4860::8888'])('%s is public', (ip) => expect(isPublicIp(ip)).toBe(true));
+});
+
+describe('MMDB records', () => {
+  it('reads a DB-IP Lite record, naming the country in English', () => {
+    expect(locationFromRecord({ city: 'Mountain View', country_code: 'US', state1: 'California', state2: '' })).toEqual({
+      country: 'United States',
+      city: 'Mountain View',
+      region: 'California',
+    });
+    expect(locationFromRecord({ city: '', country_code: 'GB', state1: '' })).toEqual({ country: 'United Kingdom', city: null, region: null });
+    expect(locationFromRecord({ city: '', country_code: 'ZZ', state1: '' })).toBeNull();
+  });
+
+  it('reads a MaxMind GeoLite2-City record', () => {
+    expect(
+      locationFromRecord({
+        city: { names: { en: 'London', de: 'London' } },
+        country: { iso_code: 'GB', names: { en: 'United Kingdom' } },
+        subdivisions: [{ iso_code: 'ENG', names: { en: 'England' } }],
+      }),
+    ).toEqual({ country: 'United Kingdom', city: 'London', region: 'England' });
+    expect(locationFromRecord({ registered_country: { iso_code: 'DE' } })).toEqual({ country: 'Germany', city: null, region: null });
+  });
+
+  it('maps country codes to English names', () => {
+    expect(countryNameFromCode('us')).toBe('United States');
+    expect(countryNameFromCode('QQ')).toBeNull();
+    expect(countryNameFromCode('USA')).toBeNull();
+    expect(countryNameFromCode(42)).toBeNull();
+  });
+});
+
+describe('bundled DB-IP Lite MMDB', () => {
+  let geo: Geolocator;
+  const log = recordingLogger();
+  beforeAll(async () => {
+    geo = await createGeolocator({ ...bundled, httpUrl: null }, log);
+  });
+
+  it('opens without warnings', () => expect(log.warnings).toEqual([]));
+
+  it('places 8.8.8.8 in the United States', async () => {
+    const location = await geo.lookup('8.8.8.8');
+    expect(location?.country).toBe('United States');
+  });
+
+  it('places an IPv4-mapped address like the plain one', async () => {
+    expect(await geo.lookup('::ffff:8.8.8.8')).toEqual(await geo.lookup('8.8.8.8'));
+  });
+
+  it('resolves a public IPv6 address', async () => {
+    const location = await geo.lookup('2001:4860:4860::8888');
+    expect(location).not.toBeNull();
+    expect(location?.country).toMatch(/^[A-Z][A-Za-z .,'()-]+$/);
+    expect(location?.country).not.toMatch(/^[A-Z]{2}$/);
+  });
+
+  it.each(['127.0.0.1', '10.0.0.1', '::1', 'garbage'])('gives null for %s', async (ip) => {
+    expect(await geo.lookup(ip)).toBeNull();
+  });
+});
+
+describe('HTTP geolocation service', () => {
+  let server: http.Server;
+  let base = '';
+  const asked: string[] = [];
+  let delayMs = 0;
+  let reply: (ip: string) => { status: number; body: string } = (ip) => ({
+    status: 200,
+    body: JSON.stringify({ ip, country_name: 'Testland', city: 'Test City', region: 'Test Region' }),
+  });
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      const ip = decodeURIComponent((req.url ?? '').split('/')[2] ?? '');
+      asked.push(ip);
+      const answer = reply(ip);
+      setTimeout(() => {
+        if (res.destroyed) return;
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(answer.body);
+      }, delayMs);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('is used first, with the address substituted and encoded', async () => {
+    delayMs = 0;
+    const geo = await createGeolocator({ mmdbPaths: [], httpUrl: `${base}/json/{ip}`, httpTimeoutMs: 1000 }, recordingLogger());
+    expect(await geo.lookup('8.8.8.8')).toEqual({ country: 'Testland', city: 'Test City', region: 'Test Region' });
+    expect(await geo.lookup('2001:4860:4860::8888')).toEqual({ country: 'Testland', city: 'Test City', region: 'Test Region' });
+    expect(asked.slice(-2)).toEqual(['8.8.8.8', '2001:4860:4860::8888']);
+  });
+
+  it('is never asked about private addresses', async () => {
+    const before = asked.length;
+    const geo = await createGeolocator({ mmdbPaths: [], httpUrl: `${base}/json/{ip}`, httpTimeoutMs: 1000 }, recordingLogger());
+    expect(await geo.lookup('192.168.0.10')).toBeNull();
+    expect(asked.length).toBe(before);
+  });
+
+  it('falls back to the MMDB when the service is slower than the timeout', async () => {
+    delayMs = 2000;
+    const log = recordingLogger();
+    const geo = await createGeolocator({ mmdbPaths: [bundledV4], httpUrl: `${base}/json/{ip}`, httpTimeoutMs: 150 }, log);
+    const started = Date.now();
+    const location = await geo.lookup('8.8.8.8');
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(location?.country).toBe('United States');
+    expect(log.warnings.some((w) => /HTTP service failed/.test(w))).toBe(true);
+    delayMs = 0;
+  });
+
+  it('falls back on an error status or a non-JSON answer, and gives null with nothing to fall back to', async () => {
+    const geo = await createGeolocator({ mmdbPaths: [], httpUrl: `${base}/json/{ip}`, httpTimeoutMs: 1000 }, recordingLogger());
+    reply = () => ({ status: 503, body: '{}' });
+    expect(await geo.lookup('8.8.8.8')).toBeNull();
+    reply = () => ({ status: 200, body: '<html>' });
+    expect(await geo.lookup('8.8.8.8')).toBeNull();
+    reply = () => ({ status: 200, body: JSON.stringify({ error: true, reason: 'Reserved IP Address' }) });
+    expect(await geo.lookup('8.8.8.8')).toBeNull();
+  });
+
+  it('falls back when nothing listens at the URL', async () => {
+    const geo = await createGeolocator(
+      { mmdbPaths: [bundledV4], httpUrl: 'http://127.0.0.1:9/json/{ip}', httpTimeoutMs: 500 },
+      recordingLogger(),
+    );
+    expect((await geo.lookup('8.8.8.8'))?.country).toBe('United States');
+  });
+});
+
+describe('missing MMDB files', () => {
+  it('warns at start and answers null without crashing', async () => {
+    const log = recordingLogger();
+    const geo = await createGeolocator(
+      { mmdbPaths: [path.join('/nonexistent', 'nope.mmdb')], httpUrl: null, httpTimeoutMs: 100 },
+      log,
+    );
+    expect(log.warnings.length).toBeGreaterThan(0);
+    expect(await geo.lookup('8.8.8.8')).toBeNull();
+  });
+
+  it('skips a file that is not an MMDB', async () => {
+    const log = recordingLogger();
+    const geo = await createGeolocator({ mmdbPaths: [path.resolve('package.json')], httpUrl: null, httpTimeoutMs: 100 }, log);
+    expect(log.warnings.some((w) => /could not be opened/.test(w))).toBe(true);
+    expect(await geo.lookup('8.8.8.8')).toBeNull();
+  });
+});
+
+describe('the app with its configured geolocator', () => {
+  it('stores the bundled MMDB location of the client address on signup', async () => {
+    const t = await createTestApp({}, { geolocator: undefined });
+    try {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: SIGNUP_PATH,
+        payload: { email: 'real@example.com' },
+        remoteAddress: '8.8.8.8',
+      });
+      expect(res.statusCode).toBe(201);
+      const row = await t.app.database.db.selectFrom('waitlist').selectAll().executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ ip_address: '8.8.8.8', country: 'United States' });
+    } finally {
+      await t.close();
+    }
+  });
+});
