@@ -20,9 +20,46 @@ export interface SiteContent {
   rotatingIntervalMs: number;
   helperText: string;
   form: { placeholder: string; label: string; submit: string; submitting: string };
-  thanks: { title: string; lead: string; notified: string; redirecting: string; redirectAfterMs: number };
+  thanks: {
+    title: string;
+    lead: string;
+    notified: string;
+    /** Shown right after `notified`; read out as `rocketLabel`. */
+    rocketEmoji: string;
+    rocketLabel: string;
+    redirecting: string;
+    redirectAfterMs: number;
+  };
   notFound: { title: string; link: string };
-  footer: { fundingPortal: string; noAdvice: string; regulationCf: string; legalLinkText: string };
+  footer: {
+    fundingPortal: string;
+    noAdvice: string;
+    regulationCf: string;
+    legalLinkText: string;
+    registrationLabel: string;
+    cityLabel: string;
+    /** Licence attribution for the CC BY 4.0 DB-IP geolocation data the server uses. */
+    geoAttribution: { text: string; url: string };
+  };
+  /** The `<meta name="description">` of every page. */
+  metaDescription: string;
+  /** Page titles; every title but the home page's is followed by " · {productName}". */
+  pageTitles: { home: string; thanks: string; notFound: string; auth: string; admin: string };
+  header: { homeLinkLabel: string; contactLabel: string };
+  skipLink: string;
+  /** Screen-reader text that stands in for the rotating line (which is hidden from them). */
+  rotatingSrLabel: string;
+  /** Toasts of the signup form not covered by SIGNUP_TOASTS (shared with the server). */
+  signupToasts: {
+    invalid: { title: string; description: string };
+    tooLong: { title: string; description: string };
+    rateLimited: { title: string; description: string };
+  };
+  honeypotLabel: string;
+  thanksSpinnerLabel: string;
+  loadingLabel: string;
+  /** The script-free page the server shows when a no-JavaScript signup fails. */
+  signupError: { backLink: string };
 }
 
 export const siteContent: SiteContent = {
@@ -41,6 +78,8 @@ export const siteContent: SiteContent = {
     title: 'Thank You!',
     lead: "You're now on the waitlist.",
     notified: "You'll be notified when we",
+    rocketEmoji: '🚀',
+    rocketLabel: 'launch',
     redirecting: 'Redirecting you back to the homepage in a few seconds...',
     redirectAfterMs: 5000,
   },
@@ -49,9 +88,33 @@ export const siteContent: SiteContent = {
     fundingPortal:
       'This website is operated by a funding platform. Investments in private securities are speculative, illiquid and involve a high degree of risk, including the possible loss of your entire investment.',
     noAdvice:
-      'Nothing on this website constitutes investment, legal or tax advice, or a recommendation, offer or solicitation to buy or sell any security.',
+      'Nothing on this website constitutes investment advice, legal or tax advice, or a recommendation, offer or solicitation to buy or sell any security.',
     regulationCf:
       'Securities are offered through a registered funding portal intermediary under Regulation Crowdfunding (Regulation CF).',
     legalLinkText: 'Terms of use, privacy policy and educational materials',
+    registrationLabel: 'Registration',
+    cityLabel: 'Based in',
+    geoAttribution: { text: 'IP Geolocation by DB-IP', url: 'https://db-ip.com/' },
   },
+  metaDescription:
+    'Compliant tokenization solutions for private markets. Join the waitlist to be the first to access tokenized private assets.',
+  pageTitles: {
+    home: 'Private Markets On Chain',
+    thanks: "You're on the waitlist",
+    notFound: 'Page not found',
+    auth: 'Sign in',
+    admin: 'Waitlist administration',
+  },
+  header: { homeLinkLabel: 'home', contactLabel: 'Contact' },
+  skipLink: 'Skip to content',
+  rotatingSrLabel: 'Asset categories:',
+  signupToasts: {
+    invalid: { title: 'Invalid email', description: 'Please enter a valid email address.' },
+    tooLong: { title: 'Invalid email', description: 'This email address is too long.' },
+    rateLimited: { title: 'Too many attempts', description: 'Please wait a moment and try again.' },
+  },
+  honeypotLabel: 'Leave this field empty',
+  thanksSpinnerLabel: 'Redirecting',
+  loadingLabel: 'Loading…',
+  signupError: { backLink: 'Back to the homepage' },
 };

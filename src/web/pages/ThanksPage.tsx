@@ -1,0 +1,43 @@
+import { useEffect, useRef } from 'react';
+import { useNavigate } from 'react-router';
+import { paths } from '../app/paths.js';
+import { siteContent } from '../site/content.js';
+import { Spinner } from '../site/Spinner.js';
+
+export function ThanksPage() {
+  const { thanks, thanksSpinnerLabel } = siteContent;
+  const navigate = useNavigate();
+  const headingRef = useRef<HTMLHeadingElement>(null);
+
+  useEffect(() => {
+    // Arriving here from the form, focus was on a control that no longer exists.
+    headingRef.current?.focus();
+    const timer = window.setTimeout(() => navigate(paths.home, { replace: true }), thanks.redirectAfterMs);
+    return () => window.clearTimeout(timer);
+  }, [navigate, thanks.redirectAfterMs]);
+
+  return (
+    <section className="mx-auto flex w-full max-w-xl flex-1 flex-col items-center justify-center px-5 py-16 text-center sm:px-8">
+      <div className="w-full rounded-2xl border border-white/10 bg-white/[0.04] px-6 py-10 shadow-2xl shadow-black/40 sm:px-10">
+        <div className="mx-auto mb-6 flex size-14 items-center justify-center rounded-full bg-emerald-400/15 text-emerald-300">
+          <svg viewBox="0 0 24 24" className="size-7" aria-hidden="true" focusable="false">
+            <path d="m5 12.5 4.5 4.5L19 7.5" fill="none" stroke="currentColor" strokeWidth="2.5" strokeLinecap="round" strokeLinejoin="round" />
+          </svg>
+        </div>
+        <h1 ref={headingRef} tabIndex={-1} className="text-3xl font-bold tracking-tight text-white outline-none sm:text-4xl">
+          {thanks.title}
+        </h1>
+        <p className="mt-4 text-lg text-slate-200">{thanks.lead}</p>
+        <p className="mt-2 text-slate-300">
+          {thanks.notified} <span role="img" aria-label={thanks.rocketLabel}>
+            {thanks.rocketEmoji}
+          </span>
+        </p>
+        <div className="mt-8 flex flex-col items-center gap-3">
+          <Spinner label={thanksSpinnerLabel} className="size-7" />
+          <p className="text-sm text-slate-400">{thanks.redirecting}</p>
+        </div>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,27 @@
+import type { ReactNode } from 'react';
+import { Outlet } from 'react-router';
+import { siteContent } from './content.js';
+import { SiteFooter } from './SiteFooter.js';
+import { SiteHeader } from './SiteHeader.js';
+
+export const MAIN_ID = 'main';
+
+/** Header, main landmark and regulatory footer around a public page (the route's element, or `children`). */
+export function SiteLayout({ children }: { children?: ReactNode }) {
+  return (
+    <div className="relative isolate flex min-h-dvh flex-col overflow-x-clip">
+      <div aria-hidden="true" className="site-backdrop pointer-events-none absolute inset-x-0 top-0 -z-10 h-[42rem]" />
+      <a
+        href={`#${MAIN_ID}`}
+        className="sr-only rounded-md bg-emerald-400 px-4 py-2 font-semibold text-slate-950 focus:not-sr-only focus:absolute focus:top-3 focus:left-3 focus:z-50"
+      >
+        {siteContent.skipLink}
+      </a>
+      <SiteHeader />
+      <main id={MAIN_ID} tabIndex={-1} className="flex flex-1 flex-col outline-none">
+        {children ?? <Outlet />}
+      </main>
+      <SiteFooter />
+    </div>
+  );
+}

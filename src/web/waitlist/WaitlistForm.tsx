@@ -1,0 +1,119 @@
+import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useNavigate } from 'react-router';
+import { checkWaitlistEmail, MAX_EMAIL_LENGTH } from '../../shared/waitlist/email.js';
+import { HONEYPOT_FIELD, SIGNUP_PATH, SIGNUP_TOASTS } from '../../shared/waitlist/signup-contract.js';
+import { paths } from '../app/paths.js';
+import { siteContent } from '../site/content.js';
+import { notifyError } from '../site/toast.js';
+import { submitSignup } from './submit-signup.js';
+import { useHydrated } from './useHydrated.js';
+
+/**
+ * The waitlist form. Without JavaScript it is a plain form post (the server answers with a redirect to
+ * /thanks or a static error page); once hydrated, it submits with fetch and reports problems as toasts.
+ */
+export function WaitlistForm() {
+  const { form, helperText, honeypotLabel, signupToasts } = siteContent;
+  const navigate = useNavigate();
+  const hydrated = useHydrated();
+  const [submitting, setSubmitting] = useState(false);
+  const inputRef = useRef<HTMLInputElement>(null);
+  const refocusInput = useRef(false);
+  const inputId = useId();
+  const helperId = useId();
+
+  // Disabling the focused input drops focus to <body>: give it back once the form is usable again.
+  useEffect(() => {
+    if (!submitting && refocusInput.current) {
+      refocusInput.current = false;
+      inputRef.current?.focus();
+    }
+  }, [submitting]);
+
+  async function handleSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (submitting) return;
+    const formElement = event.currentTarget;
+    const input = inputRef.current;
+    if (!input) return;
+
+    const email = input.value.trim();
+    if (email === '') {
+      notifyError(SIGNUP_TOASTS.required);
+      input.focus();
+      return;
+    }
+    if (!input.checkValidity()) {
+      input.reportValidity();
+      return;
+    }
+    const check = checkWaitlistEmail(email);
+    if (!check.ok) {
+      notifyError(check.problem === 'too_long' ? signupToasts.tooLong : signupToasts.invalid);
+      input.focus();
+      return;
+    }
+
+    const honeypot = formElement.elements.namedItem(HONEYPOT_FIELD);
+    const honeypotValue = honeypot instanceof HTMLInputElement ? honeypot.value : '';
+
+    setSubmitting(true);
+    const outcome = await submitSignup(email, honeypotValue);
+    if (outcome.ok) {
+      navigate(paths.thanks);
+      return;
+    }
+    notifyError(outcome.toast);
+    refocusInput.current = true;
+    setSubmitting(false);
+  }
+
+  return (
+    <form
+      method="post"
+      action={SIGNUP_PATH}
+      noValidate={hydrated}
+      onSubmit={(event) => void handleSubmit(event)}
+      aria-busy={submitting}
+      className="w-full"
+    >
+      <label htmlFor={inputId} className="mb-2 block text-left text-sm font-medium text-slate-200">
+        {form.label}
+      </label>
+      <div className="flex flex-col gap-3 sm:flex-row">
+        <input
+          ref={inputRef}
+          id={inputId}
+          name="email"
+          type="email"
+          required
+          autoComplete="email"
+          inputMode="email"
+          spellCheck={false}
+          maxLength={MAX_EMAIL_LENGTH}
+          placeholder={form.placeholder}
+          aria-describedby={helperId}
+          disabled={submitting}
+          className="h-12 w-full min-w-0 rounded-xl border border-white/15 bg-slate-950/60 px-4 text-base text-white placeholder:text-slate-400 transition-colors hover:border-white/25 focus:border-emerald-300 disabled:cursor-not-allowed disabled:opacity-60 sm:flex-1"
+        />
+        <button
+          type="submit"
+          disabled={submitting}
+          className="h-12 shrink-0 rounded-xl bg-emerald-400 px-6 font-semibold text-slate-950 shadow-lg shadow-emerald-500/20 transition-colors hover:bg-emerald-300 disabled:cursor-wait disabled:opacity-70"
+        >
+          {submitting ? form.submitting : form.submit}
+        </button>
+      </div>
+      {/* Honeypot: off-screen, out of the tab order and hidden from assistive technology; only bots fill it. */}
+      <div aria-hidden="true" className="absolute -left-[10000px] top-auto size-px overflow-hidden">
+        <label>
+          {honeypotLabel}
+          <input type="text" name={HONEYPOT_FIELD} tabIndex={-1} autoComplete="off" defaultValue="" />
+        </label>
+      </div>
+      <p id={helperId} className="mt-3 text-sm text-slate-300">
+        {helperText}
+      </p>
+    </form>
+  );
+}

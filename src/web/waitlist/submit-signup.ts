@@ -1,0 +1,46 @@
+import { HONEYPOT_FIELD, SIGNUP_PATH, SIGNUP_TOASTS, type ApiError } from '../../shared/waitlist/signup-contract.js';
+import { siteContent } from '../site/content.js';
+import type { ToastText } from '../site/toast.js';
+
+export type SignupOutcome = { ok: true } | { ok: false; toast: ToastText };
+
+async function serverMessage(response: Response): Promise<string | null> {
+  try {
+    const body = (await response.json()) as Partial<ApiError> | null;
+    const message = body?.error?.message;
+    return typeof message === 'string' && message.trim() !== '' ? message : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Sends the signup and turns the answer into what the form does next: go to /thanks, or show a toast. */
+export async function submitSignup(email: string, honeypot: string, fetchImpl: typeof fetch = fetch): Promise<SignupOutcome> {
+  let response: Response;
+  try {
+    response = await fetchImpl(SIGNUP_PATH, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ email, [HONEYPOT_FIELD]: honeypot }),
+    });
+  } catch {
+    return { ok: false, toast: SIGNUP_TOASTS.failure };
+  }
+
+  const { invalid, rateLimited } = siteContent.signupToasts;
+  switch (response.status) {
+    case 201:
+      return { ok: true };
+    case 409:
+      return { ok: false, toast: SIGNUP_TOASTS.duplicate };
+    case 400:
+      return { ok: false, toast: { title: invalid.title, description: (await serverMessage(response)) ?? invalid.description } };
+    case 429:
+      return {
+        ok: false,
+        toast: { title: rateLimited.title, description: (await serverMessage(response)) ?? rateLimited.description },
+      };
+    default:
+      return { ok: false, toast: SIGNUP_TOASTS.failure };
+  }
+}
