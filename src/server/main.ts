@@ -1,4 +1,5 @@
 import { buildApp } from './app.js';
+import { countAdmins } from './auth/admins.js';
 import { ConfigError, loadConfig } from './config.js';
 
 async function main(): Promise<void> {
@@ -39,6 +40,11 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 
   await app.listen({ host: config.host, port: config.port });
+
+  if ((await countAdmins(app.database.db)) === 0) {
+    app.log.warn('no admin account exists yet: nobody can sign in to /admin');
+    process.stderr.write('No admin account yet. Create one with: npm run admin -- create you@example.com\n');
+  }
 }
 
 main().catch((err: unknown) => {

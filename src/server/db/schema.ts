@@ -33,9 +33,8 @@ export interface AdminSessionsTable {
   id: string;
   user_id: string;
   created_at: Timestamp;
+  /** Last sign-in or refresh on this session. */
   updated_at: Timestamp;
-  /** Unix seconds of the password sign-in that created the session (the `amr` timestamp). */
-  amr_password_at: number;
   user_agent: string | null;
   ip_address: string | null;
 }

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { toIsoTimestamp } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+
+export type AuditAction = 'sign_in' | 'sign_in_failed' | 'sign_out' | 'export' | 'delete';
+
+export interface AuditInput {
+  action: AuditAction;
+  actorEmail: string | null;
+  actorId: string | null;
+  ip: string | null;
+  /** Small JSON-serialisable context, e.g. `{ count: 3, scope: 'selected' }`. Never secrets. */
+  detail: Record<string, unknown>;
+}
+
+export interface AuditEntry extends AuditInput {
+  id: string;
+  createdAt: string;
+}
+
+const MAX_EMAIL = 320;
+
+/** Appends one audit entry. */
+export async function recordAudit(db: Kysely<Database>, input: AuditInput): Promise<void> {
+  await db
+    .insertInto('audit_log')
+    .values({
+      id: randomUUID(),
+      created_at: new Date().toISOString(),
+      action: input.action,
+      actor_email: input.actorEmail === null ? null : input.actorEmail.slice(0, MAX_EMAIL),
+      actor_id: input.actorId,
+      ip_address: input.ip,
+      detail: JSON.stringify(input.detail ?? {}),
+    })
+    .execute();
+}
+
+function parseDetail(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The latest entries, newest first. */
+export async function listAudit(db: Kysely<Database>, limit: number): Promise<AuditEntry[]> {
+  const n = Math.max(1, Math.min(10_000, Math.floor(limit) || 50));
+  const rows = await db
+    .selectFrom('audit_log')
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(n)
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    createdAt: toIsoTimestamp(r.created_at),
+    action: r.action as AuditAction,
+    actorEmail: r.actor_email,
+    actorId: r.actor_id,
+    ip: r.ip_address,
+    detail: parseDetail(r.detail),
+  }));
+}

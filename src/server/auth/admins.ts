@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { checkWaitlistEmail } from '../../shared/waitlist/email.js';
+import { isUniqueViolation, toIsoTimestamp } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH } from './passwords.js';
+
+/** Admin account management shared by the CLI (and any future UI). Emails are stored lower-cased. */
+export class AdminAccountError extends Error {
+  constructor(
+    public readonly kind: 'invalid_email' | 'weak_password' | 'duplicate' | 'not_found',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AdminAccountError';
+  }
+}
+
+export interface AdminSummary {
+  id: string;
+  email: string;
+  createdAt: string;
+  lastSignInAt: string | null;
+  sessions: number;
+}
+
+export function normaliseEmail(value: string): string {
+  const check = checkWaitlistEmail(value);
+  if (!check.ok) {
+    throw new AdminAccountError('invalid_email', `"${value}" is not a valid e-mail address.`);
+  }
+  return check.email;
+}
+
+/** Throws AdminAccountError('weak_password') with every reason, in plain words. */
+export function assertStrongPassword(password: string): void {
+  if (password.length > PASSWORD_MAX_LENGTH) {
+    throw new AdminAccountError('weak_password', `Password cannot be longer than ${PASSWORD_MAX_LENGTH} characters.`);
+  }
+  const weak = checkPasswordStrength(password);
+  if (weak) throw new AdminAccountError('weak_password', weak.message);
+}
+
+export async function countAdmins(db: Kysely<Database>): Promise<number> {
+  const row = await db.selectFrom('admin_users').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function createAdmin(db: Kysely<Database>, emailInput: string, password: string): Promise<{ id: string; email: string }> {
+  const email = normaliseEmail(emailInput);
+  assertStrongPassword(password);
+  const now = new Date().toISOString();
+  const id = randomUUID();
+  const passwordHash = await hashPassword(password);
+  try {
+    await db
+      .insertInto('admin_users')
+      .values({ id, email, password_hash: passwordHash, user_metadata: '{}', created_at: now, updated_at: now, last_sign_in_at: null })
+      .execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new AdminAccountError('duplicate', `An admin with the e-mail ${email} already exists.`);
+    throw err;
+  }
+  return { id, email };
+}
+
+export async function listAdmins(db: Kysely<Database>): Promise<AdminSummary[]> {
+  const rows = await db
+    .selectFrom('admin_users as u')
+    .leftJoin('admin_sessions as s', 's.user_id', 'u.id')
+    .select((eb) => ['u.id', 'u.email', 'u.created_at', 'u.last_sign_in_at', eb.fn.count<number | string>('s.id').as('sessions')])
+    .groupBy(['u.id', 'u.email', 'u.created_at', 'u.last_sign_in_at'])
+    .orderBy('u.email')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    email: r.email,
+    createdAt: toIsoTimestamp(r.created_at),
+    lastSignInAt: r.last_sign_in_at ? toIsoTimestamp(r.last_sign_in_at) : null,
+    sessions: Number(r.sessions),
+  }));
+}
+
+async function findId(db: Kysely<Database>, email: string): Promise<string> {
+  const row = await db.selectFrom('admin_users').select('id').where('email', '=', email).executeTakeFirst();
+  if (!row) throw new AdminAccountError('not_found', `No admin with the e-mail ${email}.`);
+  return row.id;
+}
+
+/** Deletes the admin; its sessions and refresh tokens go with it (ON DELETE CASCADE, and explicitly). */
+export async function deleteAdmin(db: Kysely<Database>, emailInput: string): Promise<void> {
+  const email = normaliseEmail(emailInput);
+  await db.transaction().execute(async (trx) => {
+    const id = await findId(trx, email);
+    await trx.deleteFrom('admin_refresh_tokens').where('user_id', '=', id).execute();
+    await trx.deleteFrom('admin_sessions').where('user_id', '=', id).execute();
+    await trx.deleteFrom('admin_users').where('id', '=', id).execute();
+  });
+}
+
+/** Sets a new password and signs the admin out everywhere. Returns how many sessions were revoked. */
+export async function setAdminPassword(db: Kysely<Database>, emailInput: string, password: string): Promise<number> {
+  const email = normaliseEmail(emailInput);
+  assertStrongPassword(password);
+  await findId(db, email); // fail fast, before the slow hash
+  const passwordHash = await hashPassword(password);
+  return db.transaction().execute(async (trx) => {
+    const id = await findId(trx, email);
+    await trx.updateTable('admin_users').set({ password_hash: passwordHash, updated_at: new Date().toISOString() }).where('id', '=', id).execute();
+    await trx.deleteFrom('admin_refresh_tokens').where('user_id', '=', id).execute();
+    const result = await trx.deleteFrom('admin_sessions').where('user_id', '=', id).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  });
+}

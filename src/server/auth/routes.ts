@@ -1,0 +1,117 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authenticate, type AuthSuccess } from './authenticate.js';
+import { AuthApiError, registerAuthErrorHandling } from './errors.js';
+import { getKeyRing } from './keys.js';
+import { warmUpDummyHash } from './passwords.js';
+import { AuthService, type ClientInfo } from './service.js';
+import { userJson } from './user-json.js';
+
+/** GoTrue caps bodies at 1 MB (→ 413 request_entity_too_large). */
+export const AUTH_BODY_LIMIT = 1024 * 1024;
+
+const SETTINGS = {
+  external: {
+    anonymous_users: false, apple: false, azure: false, bitbucket: false, discord: false, facebook: false,
+    snapchat: false, figma: false, fly: false, github: false, gitlab: false, google: false, keycloak: false,
+    kakao: false, linkedin: false, linkedin_oidc: false, notion: false, spotify: false, slack: false,
+    slack_oidc: false, workos: false, twitch: false, twitter: false, email: true, phone: false, zoom: false,
+  },
+  // Admin accounts are created with `npm run admin -- create`; there is no public sign-up.
+  disable_signup: true,
+  mailer_autoconfirm: false,
+  phone_autoconfirm: false,
+  sms_provider: '',
+  saml_enabled: false,
+  saml_private_key_next_configured: false,
+  passkeys_enabled: false,
+};
+
+const HEALTH = {
+  version: 'v2-compatible',
+  name: 'GoTrue',
+  description: 'GoTrue is a user registration and authentication API',
+};
+
+function clientInfo(request: FastifyRequest): ClientInfo {
+  const ua = request.headers['user-agent'];
+  return { ip: request.ip || null, userAgent: typeof ua === 'string' ? ua : null };
+}
+
+function noStore(reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'no-store');
+}
+
+/**
+ * The admin auth service, wire-compatible with the GoTrue subset auth-js uses (see
+ * docs/auth-protocol.md). Register with `{ prefix: '/auth/v1' }`. Encapsulated: its own JSON
+ * parser, body limit, 404 and error handler (GoTrue error bodies).
+ */
+export async function authRoutes(app: FastifyInstance): Promise<void> {
+  const service = new AuthService({ db: app.database.db, config: app.config.auth });
+  registerAuthErrorHandling(app);
+
+  // Every route here takes JSON (or nothing): auth-js sends `Content-Type: application/json` with no
+  // body on /logout, which Fastify's own parser would reject.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: AUTH_BODY_LIMIT }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new AuthApiError(400, 'bad_json', 'Could not parse request body as JSON'), undefined);
+    }
+  });
+  app.addHook('onRoute', (route) => {
+    route.bodyLimit = AUTH_BODY_LIMIT;
+  });
+
+  async function requireUser(request: FastifyRequest): Promise<AuthSuccess> {
+    const result = await authenticate(app.database.db, request.headers.authorization);
+    if (!result.ok) throw new AuthApiError(result.status, result.code, result.message);
+    return result;
+  }
+
+  // Load (or create, on first start) the signing key before serving.
+  await getKeyRing(app.database.db);
+  warmUpDummyHash();
+
+  app.post('/token', async (request, reply) => {
+    const grantType = (request.query as Record<string, unknown>).grant_type;
+    if (grantType === 'password') {
+      return noStore(reply).send(await service.signInWithPassword(request.body, clientInfo(request)));
+    }
+    if (grantType === 'refresh_token') {
+      return noStore(reply).send(await service.refresh(request.body, clientInfo(request)));
+    }
+    throw new AuthApiError(400, 'invalid_credentials', 'unsupported_grant_type');
+  });
+
+  app.post('/logout', async (request, reply) => {
+    const auth = await requireUser(request);
+    await service.logout(auth, (request.query as Record<string, unknown>).scope, clientInfo(request));
+    return reply.status(204).send();
+  });
+
+  app.get('/user', async (request, reply) => {
+    const auth = await requireUser(request);
+    return noStore(reply).send(userJson(auth.user));
+  });
+
+  app.put('/user', async (request, reply) => {
+    const auth = await requireUser(request);
+    return noStore(reply).send(await service.updateUser(auth, request.body));
+  });
+
+  app.post('/signup', async () => {
+    throw new AuthApiError(422, 'signup_disabled', 'Signups not allowed for this instance');
+  });
+
+  app.get('/settings', async () => SETTINGS);
+  app.get('/health', async () => HEALTH);
+
+  app.get('/.well-known/jwks.json', async (_request, reply) => {
+    const ring = await getKeyRing(app.database.db);
+    return reply.header('cache-control', 'public, max-age=600').send({ keys: ring.jwks });
+  });
+}

@@ -1,0 +1,59 @@
+import { createHash } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import { toIsoTimestamp } from '../db/database.js';
+import type { AdminUsersTable } from '../db/schema.js';
+import { JWT_AUDIENCE, JWT_ROLE } from './tokens.js';
+
+export type AdminUserRow = Selectable<AdminUsersTable>;
+
+export function parseMetadata(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** A stable UUID-shaped identity id derived from the user id (there is no identities table). */
+function identityId(userId: string): string {
+  const h = createHash('sha256').update(`email-identity:${userId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * The GoTrue user object (§3.2), in GoTrue's field order. Admin accounts are created by an
+ * operator, so the email counts as confirmed at creation.
+ */
+export function userJson(user: AdminUserRow): Record<string, unknown> {
+  const createdAt = toIsoTimestamp(user.created_at);
+  const updatedAt = toIsoTimestamp(user.updated_at);
+  const lastSignInAt = user.last_sign_in_at ? toIsoTimestamp(user.last_sign_in_at) : undefined;
+  const identity: Record<string, unknown> = {
+    identity_id: identityId(user.id),
+    id: user.id,
+    user_id: user.id,
+    identity_data: { sub: user.id, email: user.email, email_verified: true, phone_verified: false },
+    provider: 'email',
+    ...(lastSignInAt ? { last_sign_in_at: lastSignInAt } : {}),
+    created_at: createdAt,
+    updated_at: updatedAt,
+    email: user.email,
+  };
+  return {
+    id: user.id,
+    aud: JWT_AUDIENCE,
+    role: JWT_ROLE,
+    email: user.email,
+    email_confirmed_at: createdAt,
+    phone: '',
+    confirmed_at: createdAt,
+    ...(lastSignInAt ? { last_sign_in_at: lastSignInAt } : {}),
+    app_metadata: { provider: 'email', providers: ['email'] },
+    user_metadata: parseMetadata(user.user_metadata),
+    identities: [identity],
+    created_at: createdAt,
+    updated_at: updatedAt,
+    is_anonymous: false,
+  };
+}
