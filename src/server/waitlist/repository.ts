@@ -3,7 +3,7 @@ import { toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 
-/** Every waitlist query lives here; each takes the Kysely handle so PostgreSQL and SQLite share them. */
+/** Signup-side waitlist queries and the row mapping; admin reads and deletes are in admin-repository.ts. */
 type Db = Kysely<Database>;
 
 export interface NewWaitlistEntry {
@@ -18,25 +18,49 @@ export interface NewWaitlistEntry {
   region: string | null;
 }
 
-/** Inserts one entry in its own (auto-committed) statement; rejects with a unique violation for a known address. */
-export async function insertWaitlistEntry(db: Db, entry: NewWaitlistEntry): Promise<void> {
-  await db
-    .insertInto('waitlist')
-    .values({
-      id: entry.id,
-      email: entry.email,
-      created_at: entry.createdAt,
-      ip_address: entry.ipAddress,
-      country: entry.country,
-      city: entry.city,
-      region: entry.region,
-    })
-    .execute();
+function toInsertRow(entry: NewWaitlistEntry) {
+  return {
+    id: entry.id,
+    email: entry.email,
+    created_at: entry.createdAt,
+    ip_address: entry.ipAddress,
+    country: entry.country,
+    city: entry.city,
+    region: entry.region,
+  };
 }
 
-type WaitlistRow = { id: string; email: string; created_at: Date | string; ip_address: string | null; country: string | null; city: string | null; region: string | null };
+/** Inserts one entry in its own (auto-committed) statement; rejects with a unique violation for a known address. */
+export async function insertWaitlistEntry(db: Db, entry: NewWaitlistEntry): Promise<void> {
+  await db.insertInto('waitlist').values(toInsertRow(entry)).execute();
+}
 
-function toEntry(row: WaitlistRow): WaitlistEntry {
+/** Rows per multi-row INSERT: 7 parameters each, far below SQLite's 32,766 and PostgreSQL's 65,535. */
+export const INSERT_CHUNK_SIZE = 500;
+
+/**
+ * Bulk insert (the CSV import): inserts the entries in multi-row statements, silently skipping any
+ * whose e-mail is already stored (case-insensitively, by the unique index) or inserted by an
+ * earlier chunk, and returns how many rows were inserted. Runs on the connection or transaction
+ * it is given; callers wanting all-or-nothing pass a transaction.
+ */
+export async function insertWaitlistEntriesSkippingDuplicates(db: Db, entries: readonly NewWaitlistEntry[]): Promise<number> {
+  let inserted = 0;
+  for (let i = 0; i < entries.length; i += INSERT_CHUNK_SIZE) {
+    const result = await db
+      .insertInto('waitlist')
+      .values(entries.slice(i, i + INSERT_CHUNK_SIZE).map(toInsertRow))
+      .onConflict((oc) => oc.doNothing())
+      .executeTakeFirst();
+    inserted += Number(result.numInsertedOrUpdatedRows ?? 0n);
+  }
+  return inserted;
+}
+
+export type WaitlistRow = { id: string; email: string; created_at: Date | string; ip_address: string | null; country: string | null; city: string | null; region: string | null };
+
+/** The one place a stored row becomes the API shape (timestamps normalised per driver). */
+export function toWaitlistEntry(row: WaitlistRow): WaitlistEntry {
   return {
     id: row.id,
     email: row.email,
@@ -48,47 +72,13 @@ function toEntry(row: WaitlistRow): WaitlistEntry {
   };
 }
 
-const columns = ['id', 'email', 'created_at', 'ip_address', 'country', 'city', 'region'] as const;
-
-export async function countWaitlistEntries(db: Db): Promise<number> {
-  const row = await db.selectFrom('waitlist').select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).executeTakeFirstOrThrow();
-  return Number(row.n);
-}
+export const WAITLIST_COLUMNS = ['id', 'email', 'created_at', 'ip_address', 'country', 'city', 'region'] as const;
 
 export async function findWaitlistEntryByEmail(db: Db, email: string): Promise<WaitlistEntry | undefined> {
   const row = await db
     .selectFrom('waitlist')
-    .select(columns)
+    .select(WAITLIST_COLUMNS)
     .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
     .executeTakeFirst();
-  return row ? toEntry(row) : undefined;
-}
-
-/** Position after which the next page starts (the last entry of the previous page). */
-export interface WaitlistCursor {
-  createdAt: string;
-  id: string;
-}
-
-/** Newest first, keyset-paginated on (created_at, id), matching the waitlist_created_at_id_idx index. */
-export async function listWaitlistEntries(db: Db, options: { limit: number; after?: WaitlistCursor }): Promise<WaitlistEntry[]> {
-  let query = db.selectFrom('waitlist').select(columns);
-  const after = options.after;
-  if (after) {
-    query = query.where((eb) =>
-      eb.or([
-        eb('created_at', '<', after.createdAt),
-        eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
-      ]),
-    );
-  }
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
-  return rows.map(toEntry);
-}
-
-/** Deletes the given ids and returns the rows that existed. */
-export async function deleteWaitlistEntries(db: Db, ids: readonly string[]): Promise<WaitlistEntry[]> {
-  if (ids.length === 0) return [];
-  const rows = await db.deleteFrom('waitlist').where('id', 'in', [...ids]).returning(columns).execute();
-  return rows.map(toEntry);
+  return row ? toWaitlistEntry(row) : undefined;
 }

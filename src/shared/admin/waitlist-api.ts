@@ -8,9 +8,20 @@ import type { WaitlistEntry } from '../waitlist/entry.js';
  * POST /api/admin/waitlist/delete  {ids}      -> DeleteResult (the deleted rows)
  * POST /api/admin/waitlist/export  {ids?, timeZone?} -> text/csv attachment
  *      ids omitted = all entries (waitlist_all.csv), ids given = those entries (waitlist_selected.csv)
+ *
+ * Errors are JSON `{error: {code, message}}`: 401 `unauthorized` (no, bad, expired or signed-out
+ * token), 400 `bad_request` (body or query fails validation: ids must be 1..ADMIN_MAX_IDS
+ * UUID strings, limit 1..ADMIN_PAGE_MAX), 400 `invalid_cursor`, 400 `invalid_time_zone`.
+ * Unknown ids are ignored: delete returns only the rows it removed, export writes only rows
+ * that exist. The CSV starts with a UTF-8 BOM, uses CRLF line ends and RFC 4180 quoting, and
+ * prefixes a `'` to any cell starting with = + - @ TAB or CR (spreadsheet formula injection).
  */
 export const ADMIN_WAITLIST_PATH = '/api/admin/waitlist';
 export const ADMIN_PAGE_MAX = 5000;
+/** Page size when `limit` is omitted. There is no overall cap: page until nextCursor is null. */
+export const ADMIN_DEFAULT_PAGE_SIZE = 1000;
+/** Most ids one delete or export request may name. */
+export const ADMIN_MAX_IDS = 100_000;
 
 export interface WaitlistPage {
   entries: WaitlistEntry[];

@@ -1,0 +1,218 @@
+import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { toWaitlistEntry as toEntry, WAITLIST_COLUMNS } from './repository.js';
+
+/**
+ * Admin reads and deletes on the waitlist. Every function takes `db` or a transaction, and the
+ * same queries run on SQLite and PostgreSQL.
+ *
+ * Order is always newest first: created_at DESC, id DESC (the id breaks ties between rows that
+ * joined in the same millisecond), which the (created_at DESC, id DESC) index serves.
+ */
+
+/** Keyset position: the exact stored created_at of the last row seen, and its id. */
+export interface WaitlistCursor {
+  createdAt: string;
+  id: string;
+}
+
+export interface WaitlistPageResult {
+  entries: WaitlistEntry[];
+  /** Position after the last entry, or null when nothing follows. */
+  next: WaitlistCursor | null;
+}
+
+/** Rows per statement for `id IN (...)`: far below SQLite's 32,766 and PostgreSQL's 65,535 parameters. */
+export const ID_CHUNK_SIZE = 5000;
+
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+const UUID_RE = new RegExp(UUID_PATTERN);
+
+
+function isPostgres(db: Kysely<Database>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/**
+ * created_at exactly as the database compares it. SQLite stores ISO text, so the stored text is
+ * the key. PostgreSQL keeps microseconds, which a JS Date would drop (a cursor rounded to the
+ * millisecond skips rows written by now() in an adopted database), so it is rendered as ISO UTC
+ * with all six digits.
+ */
+function sortKey(db: Kysely<Database>): RawBuilder<string> {
+  return isPostgres(db)
+    ? sql<string>`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+    : sql<string>`created_at`;
+}
+
+/** Newest first by (key, id), the order the database uses. Both are ASCII, so code-unit order matches. */
+function compareKeysDesc(a: { key: string; id: string }, b: { key: string; id: string }): number {
+  if (a.key !== b.key) return a.key < b.key ? 1 : -1;
+  if (a.id !== b.id) return a.id < b.id ? 1 : -1;
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cursors: opaque to clients (base64url JSON), validated strictly so a forged one is a 400 and
+// never reaches the database as something PostgreSQL cannot parse.
+
+const TIMESTAMP_RE =
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?$/;
+
+function isValidTimestamp(value: string): boolean {
+  const m = TIMESTAMP_RE.exec(value);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map((p) => Number(p ?? 0)) as number[];
+  const date = new Date(Date.UTC(year!, month! - 1, day!));
+  return (
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === month! - 1 &&
+    date.getUTCDate() === day &&
+    hour! <= 23 &&
+    minute! <= 59 &&
+    second! <= 59
+  );
+}
+
+export function encodeCursor(cursor: WaitlistCursor): string {
+  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id]), 'utf8').toString('base64url');
+}
+
+/** The cursor, or null when it is not one this server issued. */
+export function decodeCursor(value: string): WaitlistCursor | null {
+  if (value.length === 0 || value.length > 200 || !/^[A-Za-z0-9_-]+$/.test(value)) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2) return null;
+  const [createdAt, id] = parsed as unknown[];
+  if (typeof createdAt !== 'string' || typeof id !== 'string') return null;
+  if (!isValidTimestamp(createdAt) || !UUID_RE.test(id)) return null;
+  return { createdAt, id };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function countWaitlist(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('waitlist')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
+  // PostgreSQL returns count(*) as a bigint string.
+  return Number(row.n);
+}
+
+/**
+ * One page, newest first, strictly after `after`. Reads limit + 1 rows so the last page has no
+ * cursor (the client never fetches an empty page).
+ */
+export async function listWaitlistPage(
+  db: Kysely<Database>,
+  options: { limit: number; after?: WaitlistCursor | null },
+): Promise<WaitlistPageResult> {
+  const { limit, after } = options;
+  let query = db
+    .selectFrom('waitlist')
+    .select([...WAITLIST_COLUMNS, sortKey(db).as('sort_key')])
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1);
+  if (after) {
+    // (created_at, id) < (T, I), written so both dialects use the index range: the first term
+    // bounds the scan, the OR settles ties within the same timestamp.
+    query = query.where((eb) =>
+      eb.and([
+        eb('created_at', '<=', after.createdAt),
+        eb.or([eb('created_at', '<', after.createdAt), eb('id', '<', after.id)]),
+      ]),
+    );
+  }
+  const rows = await query.execute();
+  const hasMore = rows.length > limit;
+  const pageRows = hasMore ? rows.slice(0, limit) : rows;
+  const last = pageRows[pageRows.length - 1];
+  return {
+    entries: pageRows.map(toEntry),
+    next: hasMore && last ? { createdAt: last.sort_key, id: last.id } : null,
+  };
+}
+
+/** Every entry, newest first, one keyset batch at a time (memory stays at one batch). */
+export async function* iterateAllWaitlist(
+  db: Kysely<Database>,
+  batchSize = ID_CHUNK_SIZE,
+): AsyncGenerator<WaitlistEntry[]> {
+  let after: WaitlistCursor | null = null;
+  do {
+    const page: WaitlistPageResult = await listWaitlistPage(db, { limit: batchSize, after });
+    if (page.entries.length > 0) yield page.entries;
+    after = page.next;
+  } while (after);
+}
+
+function uniqueIds(ids: readonly string[]): string[] {
+  return [...new Set(ids)];
+}
+
+function chunk<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/**
+ * The entries with the given ids that exist, newest first, in batches. First only the sort keys
+ * are read and ordered, then the rows are read batch by batch in that order, so memory holds the
+ * ids and keys plus one batch of rows. Unknown ids are skipped.
+ */
+export async function* iterateSelectedWaitlist(
+  db: Kysely<Database>,
+  ids: readonly string[],
+  batchSize = ID_CHUNK_SIZE,
+): AsyncGenerator<WaitlistEntry[]> {
+  const keys: Array<{ key: string; id: string }> = [];
+  for (const part of chunk(uniqueIds(ids), ID_CHUNK_SIZE)) {
+    const rows = await db.selectFrom('waitlist').select(['id', sortKey(db).as('key')]).where('id', 'in', part).execute();
+    for (const row of rows) keys.push({ key: row.key, id: row.id });
+  }
+  keys.sort(compareKeysDesc);
+
+  for (const part of chunk(keys, batchSize)) {
+    const position = new Map(part.map((k, i) => [k.id, i]));
+    const rows = await db
+      .selectFrom('waitlist')
+      .select(WAITLIST_COLUMNS)
+      .where(
+        'id',
+        'in',
+        part.map((k) => k.id),
+      )
+      .execute();
+    // A row deleted between the two reads is simply missing from the batch.
+    rows.sort((a, b) => (position.get(a.id) ?? 0) - (position.get(b.id) ?? 0));
+    if (rows.length > 0) yield rows.map(toEntry);
+  }
+}
+
+/**
+ * Deletes the entries with the given ids and returns the rows actually deleted, newest first.
+ * Runs in chunks on the connection or transaction it is given; callers wanting all-or-nothing
+ * pass a transaction.
+ */
+export async function deleteWaitlistEntries(db: Kysely<Database>, ids: readonly string[]): Promise<WaitlistEntry[]> {
+  const deleted: Array<{ key: string; id: string; entry: WaitlistEntry }> = [];
+  for (const part of chunk(uniqueIds(ids), ID_CHUNK_SIZE)) {
+    const rows = await db
+      .deleteFrom('waitlist')
+      .where('id', 'in', part)
+      .returning([...WAITLIST_COLUMNS, sortKey(db).as('sort_key')])
+      .execute();
+    for (const row of rows) deleted.push({ key: row.sort_key, id: row.id, entry: toEntry(row) });
+  }
+  deleted.sort(compareKeysDesc);
+  return deleted.map((d) => d.entry);
+}
