@@ -1,0 +1,297 @@
+import { useCallback, useMemo, useRef, useState } from 'react';
+import type { MouseEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { ADMIN_MAX_IDS } from '../../shared/admin/waitlist-api.js';
+import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { EXPORT_FILE_NAMES } from '../../shared/waitlist/csv-columns.js';
+import { paths } from '../app/paths.js';
+import { getAuthClient, authErrorMessage } from '../auth/auth-client.js';
+import { siteContent } from '../site/content.js';
+import { LogoMark } from '../site/Logo.js';
+import { notifyError } from '../site/toast.js';
+import { notifySuccess } from './notify.js';
+import { deleteWaitlistEntries, exportWaitlist, isUnauthorized } from './admin-api.js';
+import { adminToasts, countLine } from './copy.js';
+import { DeleteDialog } from './DeleteDialog.js';
+import { countCsvRows, downloadBlob } from './download.js';
+import { useSelection } from './selection.js';
+import { buttonStyles, cardStyles, LoadingSpinner, SpinnerIcon } from './ui.js';
+import { useAdminSession } from './useAdminSession.js';
+import { useWaitlist } from './useWaitlist.js';
+import { WaitlistTable } from './WaitlistTable.js';
+
+/** /admin: the waitlist panel, shown once a session is confirmed. */
+export default function AdminPage() {
+  const session = useAdminSession();
+  if (session.status === 'checking') {
+    return (
+      <main className="flex min-h-dvh items-center justify-center">
+        <h1 className="sr-only">{siteContent.pageTitles.admin}</h1>
+        <LoadingSpinner />
+      </main>
+    );
+  }
+  return <AdminDashboard email={session.email} />;
+}
+
+function AdminDashboard({ email }: { email: string }) {
+  const navigate = useNavigate();
+  const [signingOut, setSigningOut] = useState(false);
+  const endingSession = useRef(false);
+  const signingOutRef = useRef(false);
+
+  /** The admin API no longer accepts the session (401): sign out locally (scope 'local') and go to /auth. */
+  const endExpiredSession = useCallback(async () => {
+    // A sign-out in progress revokes the token first: requests still in flight then get a 401 too.
+    if (endingSession.current || signingOutRef.current) return;
+    endingSession.current = true;
+    const auth = getAuthClient();
+    // Signed out in another tab meanwhile: nothing to announce, the SIGNED_OUT event moves us on.
+    const { data } = await auth.getSession().catch(() => ({ data: { session: null } }));
+    if (data.session) notifyError(adminToasts.sessionExpired);
+    await auth.signOut({ scope: 'local' }).catch(() => undefined);
+    void navigate(paths.auth, { replace: true });
+  }, [navigate]);
+
+  async function handleSignOut() {
+    setSigningOut(true);
+    signingOutRef.current = true;
+    // Default scope ('global'): ends every session of this admin, as the spec's POST /logout?scope=global.
+    const { error } = await getAuthClient()
+      .signOut()
+      .catch((thrown: unknown) => ({ error: thrown }));
+    if (error) {
+      signingOutRef.current = false;
+      setSigningOut(false);
+      notifyError(adminToasts.signOutFailed(authErrorMessage(error)));
+      return;
+    }
+    notifySuccess(adminToasts.signedOut);
+    void navigate(paths.auth, { replace: true });
+  }
+
+  return (
+    <div className="relative isolate flex min-h-dvh flex-col overflow-x-clip">
+      <div aria-hidden="true" className="site-backdrop pointer-events-none absolute inset-x-0 top-0 -z-10 h-[42rem]" />
+      <header className="border-b border-white/10">
+        <div className="mx-auto flex max-w-6xl flex-wrap items-center justify-between gap-x-6 gap-y-3 px-5 py-4 sm:px-8">
+          <div className="flex min-w-0 items-center gap-3">
+            <LogoMark className="size-8 shrink-0" />
+            <p className="min-w-0 truncate text-sm text-slate-300">
+              Welcome, <span className="font-medium text-white">{email}</span>
+            </p>
+          </div>
+          <div className="flex items-center gap-2">
+            <Link to={paths.home} className={buttonStyles.secondary}>
+              View Site
+            </Link>
+            <button type="button" className={buttonStyles.secondary} onClick={() => void handleSignOut()} disabled={signingOut}>
+              {signingOut && <SpinnerIcon />}
+              Sign Out
+            </button>
+          </div>
+        </div>
+      </header>
+      <main className="mx-auto w-full max-w-6xl flex-1 px-5 py-8 sm:px-8 sm:py-12">
+        <WaitlistPanel onUnauthorized={endExpiredSession} />
+      </main>
+    </div>
+  );
+}
+
+function WaitlistPanel({ onUnauthorized }: { onUnauthorized: () => Promise<void> }) {
+  const { selection, version } = useSelection();
+  const [dialogOpen, setDialogOpen] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+  const [exporting, setExporting] = useState<'all' | 'selected' | null>(null);
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  const deleteButtonRef = useRef<HTMLButtonElement>(null);
+
+  const onLoadError = useCallback(
+    (error: unknown) => {
+      if (isUnauthorized(error)) void onUnauthorized();
+      else notifyError(adminToasts.loadFailed);
+    },
+    [onUnauthorized],
+  );
+  const { entries, total, phase, retry, removeEntries } = useWaitlist(onLoadError);
+
+  const selectedCount = selection.size;
+  const summary = useMemo(() => countLine(total, selectedCount), [total, selectedCount]);
+  const hasEntries = entries.length > 0;
+
+  const toggleAll = useCallback(() => {
+    if (entries.length > 0 && selection.size >= entries.length) selection.clear();
+    else selection.setAll(entries.map((entry) => entry.id));
+  }, [entries, selection]);
+
+  function openDelete(event: MouseEvent<HTMLButtonElement>) {
+    if (selection.size === 0) {
+      event.preventDefault();
+      notifyError(adminToasts.noSelectionDelete);
+    }
+  }
+
+  async function confirmDelete() {
+    const ids = selection.toArray();
+    if (ids.length === 0) {
+      setDialogOpen(false);
+      notifyError(adminToasts.noSelectionDelete);
+      return;
+    }
+    setDeleting(true);
+    let deleted: WaitlistEntry[] = [];
+    try {
+      // The API takes at most ADMIN_MAX_IDS ids per request; larger selections go in several.
+      for (let start = 0; start < ids.length; start += ADMIN_MAX_IDS) {
+        const result = await deleteWaitlistEntries(ids.slice(start, start + ADMIN_MAX_IDS));
+        deleted = deleted.concat(result.deleted);
+      }
+      removeEntries(deleted.map((entry) => entry.id));
+      selection.clear();
+      notifySuccess(adminToasts.deleted(deleted.length));
+    } catch (error) {
+      if (deleted.length > 0) {
+        const gone = deleted.map((entry) => entry.id);
+        removeEntries(gone);
+        selection.remove(gone);
+      }
+      if (isUnauthorized(error)) void onUnauthorized();
+      else notifyError(adminToasts.deleteFailed(authErrorMessage(error)));
+    } finally {
+      setDeleting(false);
+      setDialogOpen(false);
+    }
+  }
+
+  async function runExport(kind: 'all' | 'selected') {
+    const ids = kind === 'selected' ? selection.toArray() : undefined;
+    if (ids && ids.length === 0) {
+      notifyError(adminToasts.noSelectionExport);
+      return;
+    }
+    if (ids && ids.length > ADMIN_MAX_IDS) {
+      notifyError(adminToasts.exportTooMany(ADMIN_MAX_IDS));
+      return;
+    }
+    setExporting(kind);
+    try {
+      const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+      const file = await exportWaitlist({ ...(ids ? { ids } : {}), ...(timeZone ? { timeZone } : {}) });
+      const rows = countCsvRows(await file.blob.text());
+      downloadBlob(file.blob, file.fileName ?? EXPORT_FILE_NAMES[kind]);
+      notifySuccess(adminToasts.exported(rows, kind));
+    } catch (error) {
+      if (isUnauthorized(error)) void onUnauthorized();
+      else notifyError(adminToasts.exportFailed(authErrorMessage(error)));
+    } finally {
+      setExporting(null);
+    }
+  }
+
+  /** Radix would refocus the trigger, which is disabled once the deleted rows' selection is cleared. */
+  const onDialogCloseAutoFocus = useCallback((event: Event) => {
+    event.preventDefault();
+    const trigger = deleteButtonRef.current;
+    if (trigger && !trigger.disabled) trigger.focus();
+    else headingRef.current?.focus();
+  }, []);
+
+  return (
+    <section aria-labelledby="waitlist-heading" className={`${cardStyles} p-5 sm:p-6`}>
+      <div className="flex flex-col gap-4 lg:flex-row lg:items-end lg:justify-between">
+        <div>
+          <h1 id="waitlist-heading" ref={headingRef} tabIndex={-1} className="text-2xl font-bold tracking-tight text-white outline-none">
+            Waitlist
+          </h1>
+          {phase !== 'loading' && <p className="mt-1 text-sm text-slate-300">{summary}</p>}
+        </div>
+        {hasEntries && (
+          <div className="flex flex-wrap gap-2">
+            <DeleteDialog
+              open={dialogOpen}
+              onOpenChange={setDialogOpen}
+              count={selectedCount}
+              deleting={deleting}
+              onConfirm={() => void confirmDelete()}
+              onCloseAutoFocus={onDialogCloseAutoFocus}
+              trigger={
+                <button
+                  ref={deleteButtonRef}
+                  type="button"
+                  className={buttonStyles.danger}
+                  disabled={selectedCount === 0 || deleting}
+                  onClick={openDelete}
+                >
+                  Delete Selected
+                </button>
+              }
+            />
+            <button
+              type="button"
+              className={buttonStyles.secondary}
+              disabled={selectedCount === 0 || exporting !== null}
+              onClick={() => void runExport('selected')}
+            >
+              {exporting === 'selected' && <SpinnerIcon />}
+              Export Selected
+            </button>
+            <button
+              type="button"
+              className={buttonStyles.primary}
+              disabled={exporting !== null}
+              onClick={() => void runExport('all')}
+            >
+              {exporting === 'all' && <SpinnerIcon />}
+              Export All
+            </button>
+          </div>
+        )}
+      </div>
+
+      <div className="mt-6">
+        {phase === 'loading' ? (
+          <LoadingSpinner />
+        ) : !hasEntries && phase === 'failed' ? (
+          <div className="flex flex-col items-center gap-4 py-16 text-center">
+            <p className="text-slate-300">The waitlist could not be loaded.</p>
+            <button type="button" className={buttonStyles.secondary} onClick={retry}>
+              Try again
+            </button>
+          </div>
+        ) : !hasEntries ? (
+          <p className="py-16 text-center text-slate-300">No waitlist entries yet.</p>
+        ) : (
+          <WaitlistTable entries={entries} selection={selection} selectionVersion={version} onToggleAll={toggleAll} />
+        )}
+        {hasEntries && <LoadProgress phase={phase} loaded={entries.length} total={total} onRetry={retry} />}
+      </div>
+    </section>
+  );
+}
+
+/** Background loading progress under the table (not a role=status: the page spinner owns 'Loading'). */
+function LoadProgress({ phase, loaded, total, onRetry }: { phase: string; loaded: number; total: number; onRetry: () => void }) {
+  return (
+    <div aria-live="polite" className="mt-3 flex min-h-6 flex-wrap items-center gap-x-3 gap-y-1 text-xs text-slate-400">
+      {phase === 'loading-more' && (
+        <>
+          <SpinnerIcon className="size-3" />
+          <span>
+            Loading more… {loaded} of {total} loaded
+          </span>
+        </>
+      )}
+      {phase === 'failed' && (
+        <>
+          <span className="text-slate-300">
+            Showing {loaded} of {total} entries: loading stopped.
+          </span>
+          <button type="button" className={buttonStyles.link} onClick={onRetry}>
+            Try again
+          </button>
+        </>
+      )}
+    </div>
+  );
+}

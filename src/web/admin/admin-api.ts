@@ -1,0 +1,120 @@
+import { ADMIN_WAITLIST_PATH } from '../../shared/admin/waitlist-api.js';
+import type { DeleteRequest, DeleteResult, ExportRequest, WaitlistPage } from '../../shared/admin/waitlist-api.js';
+import { getAuthClient } from '../auth/auth-client.js';
+
+/** A failed admin API call: the HTTP status (0 for a network failure) and a message fit for a toast. */
+export class AdminApiError extends Error {
+  constructor(
+    public readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AdminApiError';
+  }
+
+  /** The session is gone or no longer accepted: the page signs out locally and goes to /auth. */
+  get unauthorized(): boolean {
+    return this.status === 401;
+  }
+}
+
+export function isUnauthorized(error: unknown): boolean {
+  return error instanceof AdminApiError && error.unauthorized;
+}
+
+export function isAbort(error: unknown): boolean {
+  return error instanceof DOMException && error.name === 'AbortError';
+}
+
+/** The current access token; auth-js refreshes it first when it is about to expire. */
+async function accessToken(): Promise<string> {
+  const { data, error } = await getAuthClient().getSession();
+  if (error || !data.session) throw new AdminApiError(401, 'Your session has ended. Please sign in again.');
+  return data.session.access_token;
+}
+
+async function errorFrom(response: Response): Promise<AdminApiError> {
+  let message = `Request failed with status ${response.status}`;
+  try {
+    const body: unknown = await response.json();
+    const nested = (body as { error?: { message?: unknown } } | null)?.error?.message;
+    const flat = (body as { message?: unknown } | null)?.message;
+    if (typeof nested === 'string' && nested !== '') message = nested;
+    else if (typeof flat === 'string' && flat !== '') message = flat;
+  } catch {
+    // Not JSON (a proxy's error page, say): keep the status line.
+  }
+  return new AdminApiError(response.status, message);
+}
+
+async function request(path: string, init: RequestInit = {}): Promise<Response> {
+  const token = await accessToken();
+  const headers = new Headers(init.headers);
+  headers.set('Authorization', `Bearer ${token}`);
+  let response: Response;
+  try {
+    response = await fetch(path, { ...init, headers, credentials: 'same-origin' });
+  } catch (error) {
+    if (isAbort(error)) throw error;
+    throw new AdminApiError(0, 'Could not reach the server. Check your connection and try again.');
+  }
+  if (!response.ok) throw await errorFrom(response);
+  return response;
+}
+
+function postJson(path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
+  return request(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    signal,
+  });
+}
+
+/** One page of the waitlist, newest first. */
+export async function fetchWaitlistPage(limit: number, cursor: string | null, signal?: AbortSignal): Promise<WaitlistPage> {
+  const params = new URLSearchParams({ limit: String(limit) });
+  if (cursor) params.set('cursor', cursor);
+  const response = await request(`${ADMIN_WAITLIST_PATH}?${params.toString()}`, { signal });
+  return (await response.json()) as WaitlistPage;
+}
+
+export async function deleteWaitlistEntries(ids: string[]): Promise<DeleteResult> {
+  const body: DeleteRequest = { ids };
+  const response = await postJson(`${ADMIN_WAITLIST_PATH}/delete`, body);
+  return (await response.json()) as DeleteResult;
+}
+
+export interface ExportedFile {
+  blob: Blob;
+  /** From Content-Disposition; null when the server sent none. */
+  fileName: string | null;
+}
+
+export async function exportWaitlist(request: ExportRequest): Promise<ExportedFile> {
+  const response = await postJson(`${ADMIN_WAITLIST_PATH}/export`, request);
+  return { blob: await response.blob(), fileName: fileNameFromDisposition(response.headers.get('Content-Disposition')) };
+}
+
+/** The file name of a Content-Disposition header: RFC 5987 `filename*` first, then `filename`. */
+export function fileNameFromDisposition(header: string | null): string | null {
+  if (!header) return null;
+  const extended = /filename\*\s*=\s*(?:[\w!#$%&+^`{}~-]+)?'[^']*'([^;]+)/i.exec(header);
+  if (extended?.[1]) {
+    try {
+      return safeFileName(decodeURIComponent(extended[1].trim().replace(/^"|"$/g, '')));
+    } catch {
+      // Malformed percent-encoding: fall through to the plain parameter.
+    }
+  }
+  const quoted = /filename\s*=\s*"((?:[^"\\]|\\.)*)"/i.exec(header);
+  if (quoted?.[1]) return safeFileName(quoted[1].replace(/\\(.)/g, '$1'));
+  const bare = /filename\s*=\s*([^;\s]+)/i.exec(header);
+  if (bare?.[1]) return safeFileName(bare[1]);
+  return null;
+}
+
+function safeFileName(name: string): string | null {
+  const base = name.split(/[\\/]/).pop()?.trim() ?? '';
+  return base === '' || base === '.' || base === '..' ? null : base;
+}

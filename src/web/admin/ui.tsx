@@ -1,0 +1,42 @@
+/**
+ * Styles shared by the login and admin pages, in the public site's look (dark ink background,
+ * emerald accent, translucent cards). Focus is drawn by the global :focus-visible outline.
+ */
+import { Spinner } from '../site/Spinner.js';
+
+const buttonBase =
+  'inline-flex items-center justify-center gap-2 rounded-xl font-semibold whitespace-nowrap transition-colors disabled:cursor-not-allowed disabled:opacity-50';
+
+/** Colours only; combine with a size from `buttonSizes`. */
+export const buttonColors = {
+  primary: `${buttonBase} bg-emerald-400 text-slate-950 shadow-lg shadow-emerald-500/20 hover:bg-emerald-300 disabled:hover:bg-emerald-400`,
+  secondary: `${buttonBase} border border-white/15 bg-white/5 text-slate-100 hover:border-white/25 hover:bg-white/10 disabled:hover:border-white/15 disabled:hover:bg-white/5`,
+  danger: `${buttonBase} bg-red-600 text-white hover:bg-red-700 disabled:hover:bg-red-600`,
+} as const;
+
+export const buttonSizes = { md: 'h-10 px-4 text-sm', lg: 'h-12 px-6 text-base' } as const;
+
+export const buttonStyles = {
+  primary: `${buttonColors.primary} ${buttonSizes.md}`,
+  secondary: `${buttonColors.secondary} ${buttonSizes.md}`,
+  danger: `${buttonColors.danger} ${buttonSizes.md}`,
+  link: 'rounded-sm text-sm font-medium text-emerald-300 underline-offset-4 hover:text-emerald-200 hover:underline',
+} as const;
+
+export const cardStyles = 'rounded-2xl border border-white/10 bg-white/[0.04] shadow-2xl shadow-black/40';
+
+/** A decorative spinning ring for inside a busy button (the button's text names the state). */
+export function SpinnerIcon({ className = 'size-4' }: { className?: string }) {
+  return (
+    <span aria-hidden="true" className={`${className} inline-block animate-spin rounded-full border-2 border-current/25 border-t-current`} />
+  );
+}
+
+/** The page's loading indicator: role=status named 'Loading'. */
+export function LoadingSpinner({ className = 'py-16' }: { className?: string }) {
+  return (
+    <div className={`flex items-center justify-center ${className}`}>
+      <Spinner label="Loading" className="size-10" />
+    </div>
+  );
+}

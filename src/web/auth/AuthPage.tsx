@@ -1,0 +1,138 @@
+import { useEffect, useId, useRef, useState } from 'react';
+import type { FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { paths } from '../app/paths.js';
+import { buttonColors, buttonSizes, buttonStyles, cardStyles } from '../admin/ui.js';
+import { siteContent } from '../site/content.js';
+import { LogoMark } from '../site/Logo.js';
+import { notifyError } from '../site/toast.js';
+import { authErrorMessage, getAuthClient } from './auth-client.js';
+
+const inputStyles =
+  'h-12 w-full rounded-xl border border-white/15 bg-slate-950/60 px-4 text-base text-white placeholder:text-slate-400 transition-colors hover:border-white/25 focus:border-emerald-300 disabled:cursor-not-allowed disabled:opacity-60';
+
+/** /auth: e-mail and password sign-in for admins. A session that already exists goes straight to /admin. */
+export default function AuthPage() {
+  const navigate = useNavigate();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const passwordRef = useRef<HTMLInputElement>(null);
+  const refocusPassword = useRef(false);
+  const emailId = useId();
+  const passwordId = useId();
+
+  useEffect(() => {
+    const auth = getAuthClient();
+    let active = true;
+    const toAdmin = () => {
+      if (!active) return;
+      active = false;
+      void navigate(paths.admin, { replace: true });
+    };
+    // Also follows a sign-in made in another tab (auth-js relays it).
+    const { data } = auth.onAuthStateChange((event, session) => {
+      if (session && event !== 'SIGNED_OUT') toAdmin();
+    });
+    auth
+      .getSession()
+      .then(({ data: { session } }) => {
+        if (session) toAdmin();
+      })
+      .catch(() => undefined);
+    return () => {
+      active = false;
+      data.subscription.unsubscribe();
+    };
+  }, [navigate]);
+
+  // Disabled fields lose focus while busy: after a failed attempt, put it back on the password.
+  useEffect(() => {
+    if (!busy && refocusPassword.current) {
+      refocusPassword.current = false;
+      passwordRef.current?.select();
+    }
+  }, [busy]);
+
+  async function handleSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (busy) return;
+    setBusy(true);
+    let message: string | null = null;
+    try {
+      const { error } = await getAuthClient().signInWithPassword({ email, password });
+      if (error) message = authErrorMessage(error);
+    } catch (error) {
+      message = authErrorMessage(error);
+    }
+    if (message === null) {
+      void navigate(paths.admin, { replace: true });
+      return;
+    }
+    notifyError({ title: 'Error', description: message });
+    refocusPassword.current = true;
+    setBusy(false);
+  }
+
+  return (
+    <div className="relative isolate flex min-h-dvh flex-col overflow-x-clip">
+      <div aria-hidden="true" className="site-backdrop pointer-events-none absolute inset-x-0 top-0 -z-10 h-[42rem]" />
+      <main className="flex flex-1 items-center justify-center px-5 py-12 sm:px-8">
+        <div className="w-full max-w-sm">
+          <div className="mb-8 flex flex-col items-center gap-3 text-center">
+            <LogoMark className="size-10" />
+            <p className="text-sm font-medium text-slate-300">{siteContent.productName}</p>
+          </div>
+          <div className={`${cardStyles} p-6 sm:p-8`}>
+            <h1 className="text-2xl font-bold tracking-tight text-white">Admin Login</h1>
+            <form className="mt-6 space-y-5" onSubmit={(event) => void handleSubmit(event)} aria-busy={busy}>
+              <div>
+                <label htmlFor={emailId} className="mb-2 block text-sm font-medium text-slate-200">
+                  Email
+                </label>
+                <input
+                  id={emailId}
+                  name="email"
+                  type="email"
+                  required
+                  autoComplete="username"
+                  inputMode="email"
+                  spellCheck={false}
+                  value={email}
+                  onChange={(event) => setEmail(event.target.value)}
+                  disabled={busy}
+                  className={inputStyles}
+                />
+              </div>
+              <div>
+                <label htmlFor={passwordId} className="mb-2 block text-sm font-medium text-slate-200">
+                  Password
+                </label>
+                <input
+                  ref={passwordRef}
+                  id={passwordId}
+                  name="password"
+                  type="password"
+                  required
+                  autoComplete="current-password"
+                  value={password}
+                  onChange={(event) => setPassword(event.target.value)}
+                  disabled={busy}
+                  className={inputStyles}
+                />
+              </div>
+              <button type="submit" disabled={busy} className={`${buttonColors.primary} ${buttonSizes.lg} w-full`}>
+                {busy ? 'Loading...' : 'Sign In'}
+              </button>
+            </form>
+          </div>
+          <p className="mt-6 text-center">
+            <Link to={paths.home} className={buttonStyles.link}>
+              Back to home
+            </Link>
+          </p>
+        </div>
+      </main>
+    </div>
+  );
+}

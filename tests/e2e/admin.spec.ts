@@ -1,0 +1,355 @@
+import fs from 'node:fs/promises';
+import { AxeBuilder } from '@axe-core/playwright';
+import { expect, test, type Browser, type BrowserContext, type Page, type Route } from '@playwright/test';
+import { E2E_ADMIN } from '../../playwright.config.js';
+
+/**
+ * The admin login (/auth) and the admin panel (/admin) against the real server (auth service, admin
+ * API, CSV export), plus a few cases with the admin API mocked: thousands of rows, empty, failing, 401.
+ *
+ * Sign-ins are rationed (the auth service limits attempts per IP): one shared session for the tests
+ * that keep it, and a fresh one for each test that ends its session.
+ */
+test.describe.configure({ mode: 'serial' });
+
+type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
+let sharedSession: StorageState;
+
+const people = (n: number) => `${n} ${n === 1 ? 'person' : 'people'} signed up`;
+const uniqueEmail = (label: string) => `${label}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+
+async function expectToast(page: Page, title: string, description: string) {
+  const toast = page.locator('[data-sonner-toast]').filter({ hasText: title }).filter({ hasText: description });
+  await expect(toast.first()).toBeVisible();
+}
+
+async function expectNoAxeViolations(page: Page) {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  expect(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
+}
+
+async function signIn(page: Page) {
+  await page.goto('/auth');
+  await page.getByLabel('Email').fill(E2E_ADMIN.email);
+  await page.getByLabel('Password').fill(E2E_ADMIN.password);
+  await page.getByRole('button', { name: 'Sign In' }).click();
+  await expect(page).toHaveURL(/\/admin$/);
+  await expect(page.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
+}
+
+/** A page in a new context that already holds the shared admin session. */
+async function adminContext(browser: Browser): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ storageState: sharedSession, acceptDownloads: true });
+  return { context, page: await context.newPage() };
+}
+
+interface MockEntry {
+  id: string;
+  email: string;
+  created_at: string;
+  ip_address: string | null;
+  country: string | null;
+  city: string | null;
+  region: string | null;
+}
+
+function mockEntries(count: number): MockEntry[] {
+  const newest = Date.parse('2026-11-22T06:00:00Z');
+  return Array.from({ length: count }, (_, i) => ({
+    id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    email: `mock-${i}@example.com`,
+    created_at: new Date(newest - i * 60_000).toISOString(),
+    ip_address: i % 3 === 0 ? null : `10.0.${i % 250}.${i % 200}`,
+    country: i % 4 === 0 ? null : 'Germany',
+    city: i % 4 === 0 ? null : 'Berlin',
+    region: null,
+  }));
+}
+
+/** Serves GET /api/admin/waitlist from `entries` with keyset-style cursors (the offset, here). */
+async function mockWaitlist(page: Page, entries: MockEntry[], seen: Array<{ url: URL; authorization?: string }> = []) {
+  await page.route(
+    (url) => url.pathname === '/api/admin/waitlist',
+    async (route: Route) => {
+      const url = new URL(route.request().url());
+      seen.push({ url, authorization: route.request().headers()['authorization'] });
+      const limit = Number(url.searchParams.get('limit') ?? 1000);
+      const start = Number(url.searchParams.get('cursor') ?? 0);
+      const slice = entries.slice(start, start + limit);
+      const next = start + limit < entries.length ? String(start + limit) : null;
+      await route.fulfill({ json: { entries: slice, total: entries.length, nextCursor: next } });
+    },
+  );
+}
+
+test.beforeAll(async ({ browser }) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await signIn(page);
+  sharedSession = await context.storageState();
+  await context.close();
+});
+
+test.describe('/auth', () => {
+  test('no session: /admin sends you to the login page, which passes axe', async ({ page }) => {
+    await page.goto('/admin');
+    await expect(page).toHaveURL(/\/auth$/);
+    await expect(page.getByRole('heading', { level: 1, name: 'Admin Login' })).toBeVisible();
+    const email = page.getByLabel('Email');
+    const password = page.getByLabel('Password');
+    await expect(email).toHaveAttribute('type', 'email');
+    await expect(email).toHaveAttribute('required', '');
+    await expect(password).toHaveAttribute('type', 'password');
+    await expect(password).toHaveAttribute('required', '');
+    await expect(password).toHaveAttribute('autocomplete', 'current-password');
+    await expect(page.getByRole('link', { name: 'Back to home' })).toHaveAttribute('href', '/');
+    await expectNoAxeViolations(page);
+  });
+
+  test('wrong password: an "Error" toast with the server message, and the form is usable again', async ({ page }) => {
+    await page.goto('/auth');
+    await page.getByLabel('Email').fill(E2E_ADMIN.email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign In' }).click();
+    await expectToast(page, 'Error', 'Invalid login credentials');
+    await expect(page).toHaveURL(/\/auth$/);
+    await expect(page.getByRole('button', { name: 'Sign In' })).toBeEnabled();
+    await expect(page.getByLabel('Password')).toBeFocused();
+  });
+
+  test('busy state, then /admin; with a session /auth goes straight to /admin', async ({ browser }) => {
+    const { context, page } = await adminContext(browser);
+    await page.goto('/auth');
+    await expect(page).toHaveURL(/\/admin$/);
+    await context.close();
+
+    const fresh = await browser.newContext();
+    const login = await fresh.newPage();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await login.route((url) => url.pathname === '/auth/v1/token', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await login.goto('/auth');
+    await login.getByLabel('Email').fill(E2E_ADMIN.email);
+    await login.getByLabel('Password').fill(E2E_ADMIN.password);
+    await login.getByRole('button', { name: 'Sign In' }).click();
+    await expect(login.getByRole('button', { name: 'Loading...' })).toBeDisabled();
+    await expect(login.getByLabel('Email')).toBeDisabled();
+    await expect(login.getByLabel('Password')).toBeDisabled();
+    release();
+    await expect(login).toHaveURL(/\/admin$/);
+    await expect(login.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
+    await fresh.close();
+  });
+});
+
+test.describe('/admin with the real admin API', () => {
+  test('lists entries newest first, selects, exports and deletes', async ({ browser, request }) => {
+    const emails = [uniqueEmail('admin-a'), uniqueEmail('admin-b'), uniqueEmail('admin-c')];
+    for (const email of emails) expect((await request.post('/api/waitlist', { data: { email } })).status()).toBe(201);
+    const [a, b, c] = emails as [string, string, string];
+
+    const { context, page } = await adminContext(browser);
+    await page.goto('/admin');
+    await expect(page.getByRole('heading', { name: 'Waitlist' })).toBeVisible();
+    await expect(page.getByRole('link', { name: 'View Site' })).toHaveAttribute('href', '/');
+    const countLine = page.getByText(/^\d+ (person|people) signed up/);
+    await expect(countLine).toBeVisible();
+    const total = Number((await countLine.innerText()).split(' ')[0]);
+    expect(total).toBeGreaterThanOrEqual(3);
+
+    // Newest first: c was added last.
+    const firstRows = page.locator('tbody tr[data-index]');
+    await expect(firstRows.nth(0)).toContainText(c);
+    await expect(firstRows.nth(1)).toContainText(b);
+    // A loopback address has no location.
+    await expect(firstRows.nth(0).locator('td').nth(4)).toHaveText('Unknown');
+    await expect(firstRows.nth(0).locator('td').nth(2)).toHaveText(/^[A-Z][a-z]{2} \d{1,2}, \d{4}, \d{2}:\d{2} [AP]M$/);
+
+    await expect(page.getByRole('button', { name: 'Delete Selected' })).toBeDisabled();
+    await expect(page.getByRole('button', { name: 'Export Selected' })).toBeDisabled();
+    await expect(page.getByRole('button', { name: 'Export All' })).toBeEnabled();
+
+    await page.getByRole('checkbox', { name: `Select ${c}` }).click();
+    await page.getByRole('checkbox', { name: `Select ${a}` }).click();
+    await expect(countLine).toHaveText(`${people(total)} (2 selected)`);
+    await expect(page.getByRole('checkbox', { name: 'Select all' })).toHaveAttribute('aria-checked', 'mixed');
+    await expectNoAxeViolations(page);
+
+    // Export Selected: the file the server names, holding exactly those two rows.
+    const selectedDownload = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export Selected' }).click();
+    const selectedFile = await selectedDownload;
+    expect(selectedFile.suggestedFilename()).toBe('waitlist_selected.csv');
+    const selectedCsv = await fs.readFile((await selectedFile.path())!, 'utf8');
+    expect(selectedCsv.replace(/^\uFEFF/, '').split('\r\n')[0]).toBe('Email,Date Joined,IP Address,Location');
+    expect(selectedCsv).toContain(a);
+    expect(selectedCsv).toContain(c);
+    expect(selectedCsv).not.toContain(b);
+    await expectToast(page, 'Export successful', 'Exported 2 selected entries');
+
+    const allDownload = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export All' }).click();
+    expect((await allDownload).suggestedFilename()).toBe('waitlist_all.csv');
+    await expectToast(page, 'Export successful', `Exported ${total} entries`);
+
+    // Delete: confirm dialog, Esc cancels, Delete removes the rows and clears the selection.
+    await page.getByRole('button', { name: 'Delete Selected' }).click();
+    const dialog = page.getByRole('alertdialog', { name: 'Are you sure?' });
+    await expect(dialog).toContainText('This will permanently delete 2 selected waitlist entries. This action cannot be undone.');
+    await expect(dialog.getByRole('button', { name: 'Cancel' })).toBeFocused();
+    await expectNoAxeViolations(page);
+    await page.keyboard.press('Escape');
+    await expect(dialog).toBeHidden();
+    await expect(page.getByRole('button', { name: 'Delete Selected' })).toBeFocused();
+
+    await page.getByRole('button', { name: 'Delete Selected' }).click();
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    await expectToast(page, 'Delete successful', 'Deleted 2 entries');
+    await expect(dialog).toBeHidden();
+    await expect(countLine).toHaveText(people(total - 2));
+    await expect(page.getByRole('checkbox', { name: `Select ${c}` })).toHaveCount(0);
+    await expect(page.getByRole('checkbox', { name: `Select ${a}` })).toHaveCount(0);
+    await expect(firstRows.nth(0)).toContainText(b);
+
+    // Gone on the server too.
+    await page.reload();
+    await expect(firstRows.nth(0)).toContainText(b);
+    await expect(page.getByText(c)).toHaveCount(0);
+    await context.close();
+  });
+});
+
+test.describe('/admin with a mocked admin API', () => {
+  test('loads every page in the background, renders only visible rows, selects all and clears', async ({ browser }) => {
+    const { context, page } = await adminContext(browser);
+    const seen: Array<{ url: URL; authorization?: string }> = [];
+    await mockWaitlist(page, mockEntries(12_345), seen);
+    await page.goto('/admin');
+    await expect(page.getByText('12345 people signed up')).toBeVisible();
+    await expect(page.getByText(/Loading more/)).toHaveCount(0, { timeout: 15_000 });
+
+    expect(seen[0]?.url.searchParams.get('limit')).toBe('1000');
+    expect(seen[0]?.url.searchParams.has('cursor')).toBe(false);
+    expect(seen.length).toBeGreaterThan(2);
+    expect(seen.every((r) => /^Bearer \S+$/.test(r.authorization ?? ''))).toBe(true);
+
+    expect(await page.locator('tbody tr[data-index]').count()).toBeLessThan(80);
+    await expect(page.getByRole('table')).toHaveAttribute('aria-rowcount', '12346');
+
+    // The last row is reachable by scrolling.
+    await page.getByRole('region', { name: 'Waitlist entries' }).evaluate((el) => (el.scrollTop = el.scrollHeight));
+    await expect(page.getByRole('checkbox', { name: 'Select mock-12344@example.com' })).toBeVisible();
+    await expect(page.locator('tbody tr[data-index="12344"]')).toContainText('Unknown');
+
+    const selectAll = page.getByRole('checkbox', { name: 'Select all' });
+    await selectAll.click();
+    await expect(page.getByText('12345 people signed up (12345 selected)')).toBeVisible();
+    await expect(selectAll).toHaveAttribute('aria-checked', 'true');
+    await page.getByRole('checkbox', { name: 'Select mock-12344@example.com' }).click();
+    await expect(selectAll).toHaveAttribute('aria-checked', 'mixed');
+    await selectAll.click();
+    await expect(selectAll).toHaveAttribute('aria-checked', 'true');
+    await selectAll.click();
+    await expect(page.getByText('12345 people signed up', { exact: true })).toBeVisible();
+    await expect(selectAll).toHaveAttribute('aria-checked', 'false');
+    await context.close();
+  });
+
+  test('one entry: singular count line and dialog text', async ({ browser }) => {
+    const { context, page } = await adminContext(browser);
+    await mockWaitlist(page, mockEntries(1));
+    await page.goto('/admin');
+    await expect(page.getByText('1 person signed up', { exact: true })).toBeVisible();
+    await page.getByRole('checkbox', { name: 'Select mock-0@example.com' }).click();
+    await expect(page.getByText('1 person signed up (1 selected)')).toBeVisible();
+    await page.getByRole('button', { name: 'Delete Selected' }).click();
+    await expect(page.getByRole('alertdialog')).toContainText(
+      'This will permanently delete 1 selected waitlist entry. This action cannot be undone.',
+    );
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await context.close();
+  });
+
+  test('empty waitlist: the empty state and no buttons', async ({ browser }) => {
+    const { context, page } = await adminContext(browser);
+    await mockWaitlist(page, []);
+    await page.goto('/admin');
+    await expect(page.getByText('No waitlist entries yet.')).toBeVisible();
+    await expect(page.getByRole('button', { name: 'Export All' })).toHaveCount(0);
+    await expect(page.getByRole('button', { name: 'Delete Selected' })).toHaveCount(0);
+    await expectNoAxeViolations(page);
+    await context.close();
+  });
+
+  test('a spinner while loading; a failed load gives the "Failed to load" toast', async ({ browser }) => {
+    const { context, page } = await adminContext(browser);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route(
+      (url) => url.pathname === '/api/admin/waitlist',
+      async (route) => {
+        await held;
+        await route.fulfill({ status: 500, json: { error: { code: 'internal_error', message: 'x' } } });
+      },
+    );
+    await page.goto('/admin');
+    await expect(page.getByRole('status', { name: 'Loading' })).toBeVisible();
+    release();
+    await expectToast(page, 'Error', 'Failed to load waitlist entries');
+    await expect(page.getByRole('status', { name: 'Loading' })).toHaveCount(0);
+    await context.close();
+  });
+
+  test('a failed delete keeps the rows and says why', async ({ browser }) => {
+    const { context, page } = await adminContext(browser);
+    await mockWaitlist(page, mockEntries(3));
+    await page.route('**/api/admin/waitlist/delete', (route) =>
+      route.fulfill({ status: 500, json: { error: { code: 'internal_error', message: 'Something went wrong on our side.' } } }),
+    );
+    await page.goto('/admin');
+    await page.getByRole('checkbox', { name: 'Select mock-1@example.com' }).click();
+    await page.getByRole('button', { name: 'Delete Selected' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Delete' }).click();
+    await expectToast(page, 'Error', 'Failed to delete entries: Something went wrong on our side.');
+    await expect(page.getByText('3 people signed up (1 selected)')).toBeVisible();
+    await context.close();
+  });
+});
+
+test.describe('ending the session', () => {
+  test('a 401 from the admin API signs out locally and goes to /auth', async ({ browser }) => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page);
+    await page.route(
+      (url) => url.pathname === '/api/admin/waitlist',
+      (route) => route.fulfill({ status: 401, json: { error: { code: 'unauthorized', message: 'Sign in again.' } } }),
+    );
+    await page.reload();
+    await expect(page).toHaveURL(/\/auth$/);
+    await expectToast(page, 'Session expired', 'Please sign in again.');
+    expect(await page.evaluate(() => localStorage.getItem('sb-waitlist-auth-token'))).toBeNull();
+    await context.close();
+  });
+
+  test('Sign Out: toast, /auth, and another tab follows', async ({ browser }) => {
+    const context = await browser.newContext();
+    const first = await context.newPage();
+    await signIn(first);
+    const second = await context.newPage();
+    await second.goto('/admin');
+    await expect(second.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
+
+    await first.getByRole('button', { name: 'Sign Out' }).click();
+    await expect(first).toHaveURL(/\/auth$/);
+    await expectToast(first, 'Signed out successfully', 'signed out');
+    await expect(second).toHaveURL(/\/auth$/);
+
+    await first.goto('/admin');
+    await expect(first).toHaveURL(/\/auth$/);
+    await context.close();
+  });
+});
