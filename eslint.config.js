@@ -8,7 +8,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.{ts,tsx}'],
+    files: ['**/*.{ts,tsx,js,mjs}'],
     languageOptions: { globals: { ...globals.node, ...globals.browser } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -21,7 +21,8 @@ export default tseslint.config(
     rules: { ...reactHooks.configs.recommended.rules },
   },
   {
-    files: ['src/server/db/migrations/**'],
+    // Migrations and the migrator work on any schema version: Kysely<any> is Kysely's own idiom there.
+    files: ['src/server/db/**', 'tests/server/migrations.test.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
 );

@@ -7,7 +7,9 @@ import { registerSecurity } from './http/security.js';
 import { healthRoutes } from './http/health.js';
 import { createGeolocator, type Geolocator } from './geolocation/geolocator.js';
 import { waitlistRoutes } from './waitlist/routes.js';
+import { adminWaitlistRoutes } from './admin/routes.js';
 import { siteRoutes } from './site/routes.js';
+import { authRoutes } from './auth/routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -35,10 +37,11 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     bodyLimit: 64 * 1024,
     requestTimeout: config.requestTimeoutMs,
     return503OnClosing: true,
-    disableRequestLogging: false,
   });
 
-  const database = openDatabase(config.database);
+  const database = openDatabase(config.database, {
+    onIdleError: (err) => app.log.error({ err }, 'database: idle connection failed'),
+  });
   app.decorate('config', config);
   app.decorate('database', database);
   app.addHook('onClose', async () => database.close());
@@ -57,6 +60,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await registerSecurity(app);
   await app.register(healthRoutes);
   await app.register(waitlistRoutes, { geolocator });
+  await app.register(adminWaitlistRoutes);
+  await app.register(authRoutes, { prefix: '/auth/v1' });
   await app.register(siteRoutes);
   return app;
 }

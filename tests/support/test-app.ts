@@ -5,41 +5,57 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildOptions } from '../../src/server/app.js';
 import { loadConfig, type AppConfig } from '../../src/server/config.js';
 import type { Geolocator } from '../../src/server/geolocation/geolocator.js';
+import { createScratchPostgres, type TestDialect } from './databases.js';
 
 export interface TestApp {
   app: FastifyInstance;
   config: AppConfig;
   dataDir: string;
+  /** The DATABASE_URL this app runs on (a temp SQLite file or a scratch PostgreSQL database). */
+  databaseUrl: string;
   close(): Promise<void>;
+}
+
+export interface TestAppOptions extends BuildOptions {
+  /** Which database to run on; SQLite unless a suite iterates TEST_DIALECTS. */
+  dialect?: TestDialect;
 }
 
 /** A geolocator that knows nothing: tests that care pass their own. */
 export const noGeolocation: Geolocator = { lookup: async () => null };
 
 /**
- * Builds the real app on a fresh SQLite database in a temporary directory.
+ * Builds the real app on a fresh, empty-but-migrated database: SQLite in a temporary directory,
+ * or a scratch PostgreSQL database copied from the migrated template.
  * `env` is applied on top of defaults, exactly as environment variables would be.
  */
-export async function createTestApp(
-  env: Record<string, string> = {},
-  options: BuildOptions = {},
-): Promise<TestApp> {
+export async function createTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const { dialect = 'sqlite', ...buildOptions } = options;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waitlist-test-'));
-  const config = loadConfig({
-    DATABASE_URL: `file:${path.join(dataDir, 'test.db')}`,
-    LOG_LEVEL: 'silent',
-    WEB_ROOT: path.join(dataDir, 'web'),
-    ...env,
-  });
-  const app = await buildApp(config, { geolocator: noGeolocation, logger: false, ...options });
-  await app.ready();
+  const scratch = dialect === 'postgres' ? await createScratchPostgres() : null;
+  const databaseUrl = scratch?.url ?? `file:${path.join(dataDir, 'test.db')}`;
+  const cleanUp = async () => {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    await scratch?.drop();
+  };
+
+  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', WEB_ROOT: path.join(dataDir, 'web'), ...env });
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(config, { geolocator: noGeolocation, logger: false, ...buildOptions });
+    await app.ready();
+  } catch (err) {
+    await cleanUp();
+    throw err;
+  }
   return {
     app,
     config,
     dataDir,
+    databaseUrl,
     close: async () => {
       await app.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await cleanUp();
     },
   };
 }

@@ -26,13 +26,28 @@ function openSqlite(filename: string): SQLite.Database {
   return sqlite;
 }
 
-export function openDatabase(config: DatabaseConfig): DatabaseHandle {
+const sqliteHandles = new WeakMap<Kysely<any>, SQLite.Database>();
+
+/** The better-sqlite3 connection behind a Kysely instance, or undefined on PostgreSQL. */
+export function rawSqliteOf(db: Kysely<any>): SQLite.Database | undefined {
+  return sqliteHandles.get(db);
+}
+
+export interface OpenOptions {
+  /** Where to report errors of idle pooled PostgreSQL connections (a restart, a dropped link). */
+  onIdleError?: (err: Error) => void;
+}
+
+export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): DatabaseHandle {
   if (config.dialect === 'sqlite') {
     const sqlite = openSqlite(config.filename);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    sqliteHandles.set(db, sqlite);
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   const pool = new pg.Pool({ connectionString: config.connectionString, max: 10 });
+  // Without a listener, an idle connection that the server drops would crash the process.
+  pool.on('error', (err) => options.onIdleError?.(err));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }

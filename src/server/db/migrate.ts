@@ -1,20 +1,52 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { rawSqliteOf } from './database.js';
 import * as createWaitlist from './migrations/2026-11-22T0600-create-waitlist.js';
+import * as createAdminAuth from './migrations/2026-11-22T0700-create-admin-auth.js';
 
 /** Every migration, by name; names sort in the order they must run. */
-const migrations: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T0600-create-waitlist': createWaitlist,
+  '2026-11-22T0700-create-admin-auth': createAdminAuth,
 };
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
+/** How long a starting instance waits for another one that is migrating the same SQLite file. */
+const SQLITE_MIGRATION_WAIT_MS = 60_000;
 
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+async function runMigrator(db: Kysely<any>, migrations: Record<string, Migration>): Promise<string[]> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations };
   const migrator = new Migrator({ db, provider, migrationTableName: 'app_migrations', migrationLockTableName: 'app_migrations_lock' });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     const cause = error instanceof Error ? error.message : String(error ?? '');
-    throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${cause}`.trim());
+    throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${cause}`.replace(/\s+/g, ' ').trim());
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * Applies every pending migration, all or nothing, and safely when several instances start at once.
+ * PostgreSQL: Kysely takes an advisory lock and runs the batch in one transaction.
+ * SQLite: Kysely does neither, so the whole batch runs inside BEGIN IMMEDIATE, which holds the
+ * database's write lock (other processes wait) and rolls every DDL statement back on failure.
+ */
+export async function migrateToLatest(db: Kysely<any>, migrations: Record<string, Migration> = MIGRATIONS): Promise<string[]> {
+  const sqlite = rawSqliteOf(db);
+  if (!sqlite) return runMigrator(db, migrations);
+
+  const previousTimeout = sqlite.pragma('busy_timeout', { simple: true }) as number;
+  sqlite.pragma(`busy_timeout = ${SQLITE_MIGRATION_WAIT_MS}`);
+  try {
+    sqlite.exec('BEGIN IMMEDIATE');
+  } finally {
+    sqlite.pragma(`busy_timeout = ${previousTimeout}`);
+  }
+  try {
+    const applied = await runMigrator(db, migrations);
+    sqlite.exec('COMMIT');
+    return applied;
+  } catch (err) {
+    if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+    throw err;
+  }
 }

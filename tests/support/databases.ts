@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+/**
+ * The databases every data-layer and API suite runs against: SQLite always, PostgreSQL too
+ * whenever TEST_DATABASE_URL names a PostgreSQL server (CI sets it). Use with
+ * `describe.each(TEST_DIALECTS)('… (%s)', (dialect) => …)`.
+ */
+export type TestDialect = 'sqlite' | 'postgres';
+export const TEST_DIALECTS: TestDialect[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    postgresTemplate: string | null;
+  }
+}
+
+function withDatabase(baseUrl: string, name: string): string {
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+export async function adminQuery(sqlText: string): Promise<void> {
+  const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(sqlText);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface ScratchPostgres {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * A fresh PostgreSQL database for one test app. By default it is a copy of the template the global
+ * setup migrated once (fast); `{ empty: true }` gives one with no tables, for migration tests.
+ */
+export async function createScratchPostgres(options: { empty?: boolean } = {}): Promise<ScratchPostgres> {
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) throw new Error('TEST_DATABASE_URL is not set: PostgreSQL tests cannot run');
+  const template = options.empty ? null : inject('postgresTemplate');
+  const name = `waitlist_t_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${quoteIdent(name)}${template ? ` TEMPLATE ${quoteIdent(template)}` : ''}`);
+  return {
+    url: withDatabase(base, name),
+    drop: () => adminQuery(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`),
+  };
+}
+
+export { withDatabase, quoteIdent };
