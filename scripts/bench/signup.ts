@@ -2,8 +2,8 @@
  * Signup throughput benchmark: starts the production build on a fresh database and drives
  * `POST /api/waitlist` with unique addresses from a pool of keep-alive connections.
  *
- *   npm run bench                                  # SQLite
- *   BENCH_DATABASE_URLS="file:,postgres://127.0.0.1/test" npm run bench   # each, in one run
+ *   npm run bench:signup                           # SQLite
+ *   BENCH_DATABASE_URLS="file:,postgres://postgres@127.0.0.1/test" npm run bench:signup   # each, in one run
  *
  * Options (env): BENCH_SECONDS (10), BENCH_CONNECTIONS (32).
  */
