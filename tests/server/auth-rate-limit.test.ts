@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/server/auth/admins.js';
+import { dummyPasswordHash } from '../../src/server/auth/passwords.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -123,32 +124,23 @@ describe.each(TEST_DIALECTS)('rate limits and credential handling (%s)', (dialec
   });
 
   describe('credential errors', () => {
-    it('an unknown address and a wrong password get the same answer and similar timing', async () => {
+    it('an unknown address and a wrong password get the same answer, and both pay one argon2id verification', async () => {
       const app = await setup({ AUTH_IP_MAX_ATTEMPTS: '1000', AUTH_ACCOUNT_MAX_FAILURES: '1000' });
       await createAdmin(app.database.db, 'admin@example.com', PASSWORD);
-      const time = async (email: string) => {
-        const start = process.hrtime.bigint();
-        const res = await attempt(app, email, 'wrong-password-x');
-        return { ms: Number(process.hrtime.bigint() - start) / 1e6, res };
-      };
-      await time('warmup@example.com');
-      const unknown: number[] = [];
-      const wrong: number[] = [];
-      for (let i = 0; i < 5; i++) {
-        const u = await time(`nobody${i}@example.com`);
-        const w = await time('admin@example.com');
-        expect(u.res.statusCode).toBe(400);
-        expect(w.res.statusCode).toBe(400);
-        expect(u.res.json()).toEqual(w.res.json());
-        expect(u.res.json()).toEqual({ code: 'invalid_credentials', message: 'Invalid login credentials' });
-        unknown.push(u.ms);
-        wrong.push(w.ms);
+      for (let i = 0; i < 3; i++) {
+        const unknown = await attempt(app, `nobody${i}@example.com`, 'wrong-password-x');
+        const wrong = await attempt(app, 'admin@example.com', 'wrong-password-x');
+        expect(unknown.statusCode).toBe(400);
+        expect(wrong.statusCode).toBe(400);
+        expect(unknown.json()).toEqual(wrong.json());
+        expect(unknown.json()).toEqual({ code: 'invalid_credentials', message: 'Invalid login credentials' });
       }
-      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-      const ratio = median(unknown) / median(wrong);
-      // Both pay one argon2id verification; allow generous noise on a shared CI machine.
-      expect(ratio).toBeGreaterThan(0.33);
-      expect(ratio).toBeLessThan(3);
+      // Similar timing is by construction: the unknown address is verified against a dummy hash made
+      // with exactly the parameters of a real one (cost is measured by benchmarks, not asserted here).
+      const stored = await app.database.db.selectFrom('admin_users').select('password_hash').executeTakeFirstOrThrow();
+      const parameters = (encoded: string) => encoded.split('$').slice(1, 4).join('$');
+      expect(parameters(await dummyPasswordHash())).toBe(parameters(stored.password_hash));
+      expect(parameters(stored.password_hash)).toMatch(/^argon2id\$v=19\$m=19456,t=2,p=1$/);
     });
   });
 

@@ -87,6 +87,11 @@ export function warmUpDummyHash(): void {
  * take about the same time.
  */
 export async function verifyAgainstDummy(password: string): Promise<void> {
+  await verifyPassword(await dummyPasswordHash(), password);
+}
+
+/** The encoded dummy hash (same algorithm and cost parameters as every stored hash). */
+export function dummyPasswordHash(): Promise<string> {
   warmUpDummyHash();
-  await verifyPassword(await dummyHash!, password);
+  return dummyHash!;
 }
