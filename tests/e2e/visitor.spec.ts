@@ -1,4 +1,5 @@
 import { AxeBuilder } from '@axe-core/playwright';
+import { gzipSync } from 'node:zlib';
 import { expect, test, type ConsoleMessage, type Page } from '@playwright/test';
 
 const uniqueEmail = (label: string) => `${label}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
@@ -45,6 +46,26 @@ test.describe('landing page', () => {
     expect(html).toContain('Join the Waitlist');
     expect(html).toContain('Be the first to access tokenized private assets.');
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+  });
+
+  test('everything / loads, lazy toaster included, stays within 100 KB of JS and 10 KB of CSS gzipped', async ({ page }) => {
+    const loaded: Array<{ path: string; type: 'js' | 'css'; gzip: number }> = [];
+    page.on('response', async (response) => {
+      const path = new URL(response.url()).pathname;
+      const type = path.endsWith('.js') ? 'js' : path.endsWith('.css') ? 'css' : null;
+      if (!type) return;
+      loaded.push({ path, type, gzip: gzipSync(await response.body(), { level: 9 }).length });
+    });
+    await page.goto('/');
+    await page.waitForLoadState('networkidle');
+    // The toaster is fetched when the browser is idle; give it time to arrive.
+    await expect.poll(() => loaded.filter((f) => f.type === 'js').length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    await page.waitForLoadState('networkidle');
+    const total = (type: 'js' | 'css') => loaded.filter((f) => f.type === type).reduce((sum, f) => sum + f.gzip, 0);
+    console.log(`/ loads ${loaded.map((f) => `${f.path} ${(f.gzip / 1024).toFixed(1)} KB`).join(', ')}`);
+    expect(total('js')).toBeLessThanOrEqual(100 * 1024);
+    expect(total('css')).toBeLessThanOrEqual(10 * 1024);
+    expect(loaded.map((f) => f.path).join(' ')).not.toMatch(/Admin|Auth/);
   });
 
   test('the rotating line moves through the five categories', async ({ page }) => {
