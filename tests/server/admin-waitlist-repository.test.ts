@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { DatabaseConfig } from '../../src/server/config.js';
 import { openDatabase, type DatabaseHandle } from '../../src/server/db/database.js';
 import { migrateToLatest } from '../../src/server/db/migrate.js';
 import {
@@ -14,14 +13,7 @@ import {
   listWaitlistPage,
 } from '../../src/server/waitlist/admin-repository.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
-import { scratchPostgresDatabase } from './admin-waitlist-support.js';
-
-/** SQLite always; also PostgreSQL with TEST_POSTGRES_URL (see admin-waitlist-support.ts). */
-const dialects: Array<{ name: string; config: () => DatabaseConfig }> = [
-  { name: 'sqlite', config: () => ({ dialect: 'sqlite', filename: ':memory:' }) },
-];
-const postgresUrl = await scratchPostgresDatabase('admin_repo');
-if (postgresUrl) dialects.push({ name: 'postgres', config: () => ({ dialect: 'postgres', connectionString: postgresUrl }) });
+import { createScratchPostgres, TEST_DIALECTS, type ScratchPostgres, type TestDialect } from '../support/databases.js';
 
 function row(createdAt: string, n: number, over: Partial<WaitlistEntry> = {}): WaitlistEntry {
   return { id: randomUUID(), email: `u${n}.${randomUUID().slice(0, 6)}@example.com`, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...over };
@@ -33,18 +25,26 @@ function newestFirst(a: WaitlistEntry, b: WaitlistEntry): number {
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
-describe.each(dialects)('admin waitlist repository ($name)', ({ config }) => {
+describe.each(TEST_DIALECTS)('admin waitlist repository (%s)', (dialect: TestDialect) => {
   let handle: DatabaseHandle;
+  let scratch: ScratchPostgres | undefined;
   const insert = async (rows: WaitlistEntry[]) => {
     for (let i = 0; i < rows.length; i += 1000) await handle.db.insertInto('waitlist').values(rows.slice(i, i + 1000)).execute();
   };
 
   beforeAll(async () => {
-    handle = openDatabase(config());
+    if (dialect === 'postgres') {
+      scratch = await createScratchPostgres();
+      handle = openDatabase({ dialect: 'postgres', connectionString: scratch.url });
+    } else {
+      handle = openDatabase({ dialect: 'sqlite', filename: ':memory:' });
+    }
+    // The PostgreSQL scratch database is a copy of the migrated template, so this is a no-op there.
     await migrateToLatest(handle.db);
   });
   afterAll(async () => {
     await handle?.close();
+    await scratch?.drop();
   });
   beforeEach(async () => {
     await sql`DELETE FROM waitlist`.execute(handle.db);
@@ -134,6 +134,13 @@ describe('cursor encoding', () => {
     expect(decodeCursor(encodeCursor(c))).toEqual(c);
   });
 
+  it('accepts UTC offsets up to ±15:59', () => {
+    for (const createdAt of ['2026-01-01T00:00:00+14:00', '2026-01-01T00:00:00-1559', '2026-01-01 00:00:00+05']) {
+      const c = { createdAt, id: randomUUID() };
+      expect(decodeCursor(encodeCursor(c))).toEqual(c);
+    }
+  });
+
   it.each([
     '',
     'not a cursor!',
@@ -142,6 +149,10 @@ describe('cursor encoding', () => {
     Buffer.from('["2026-13-01T00:00:00Z","00000000-0000-4000-8000-000000000000"]').toString('base64url'),
     Buffer.from('["2026-02-30T00:00:00Z","00000000-0000-4000-8000-000000000000"]').toString('base64url'),
     Buffer.from('["2026-01-01T00:00:00Z","1 OR 1=1"]').toString('base64url'),
+    // UTC offsets PostgreSQL cannot parse.
+    Buffer.from('["2026-01-01T00:00:00+99:99","00000000-0000-4000-8000-000000000000"]').toString('base64url'),
+    Buffer.from('["2026-01-01T00:00:00-16","00000000-0000-4000-8000-000000000000"]').toString('base64url'),
+    Buffer.from('["2026-01-01T00:00:00+00:60","00000000-0000-4000-8000-000000000000"]').toString('base64url'),
     Buffer.from('[1,"00000000-0000-4000-8000-000000000000"]').toString('base64url'),
     'A'.repeat(300),
   ])('rejects %j', (value) => {

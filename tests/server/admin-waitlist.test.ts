@@ -8,8 +8,8 @@ import { signAccessToken } from '../../src/server/auth/tokens.js';
 import { ADMIN_WAITLIST_PATH, type WaitlistPage } from '../../src/shared/admin/waitlist-api.js';
 import { formatDateJoined } from '../../src/shared/waitlist/display.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { resetPostgresSchema, scratchPostgresDatabase } from './admin-waitlist-support.js';
 
 const ADMIN_EMAIL = 'admin@example.com';
 const ADMIN_PASSWORD = 'correct horse battery staple';
@@ -26,19 +26,6 @@ async function signIn(): Promise<string> {
   expect(res.statusCode, res.body).toBe(200);
   return res.json<{ access_token: string }>().access_token;
 }
-
-/** SQLite by default; also PostgreSQL with TEST_POSTGRES_URL (see admin-waitlist-support.ts). */
-const postgresUrl = await scratchPostgresDatabase('admin_api');
-
-beforeEach(async () => {
-  if (postgresUrl) await resetPostgresSchema(postgresUrl);
-  t = await createTestApp(postgresUrl ? { DATABASE_URL: postgresUrl } : {});
-  await createAdmin(t.app.database.db, ADMIN_EMAIL, ADMIN_PASSWORD);
-  token = await signIn();
-});
-afterEach(async () => {
-  await t.close();
-});
 
 type Method = 'GET' | 'POST';
 function call(method: Method, url: string, options: { body?: unknown; auth?: string | null } = {}) {
@@ -76,303 +63,317 @@ function records(body: string): string[] {
   return lines;
 }
 
-describe('admin waitlist API: authentication', () => {
-  const routes: Array<[Method, string, unknown]> = [
-    ['GET', ADMIN_WAITLIST_PATH, undefined],
-    ['POST', `${ADMIN_WAITLIST_PATH}/delete`, { ids: [randomUUID()] }],
-    ['POST', `${ADMIN_WAITLIST_PATH}/export`, {}],
-  ];
+describe.each(TEST_DIALECTS)('admin waitlist API (%s)', (dialect: TestDialect) => {
+  // A fresh app on a fresh database per test (a scratch PostgreSQL database copied from the migrated template).
+  beforeEach(async () => {
+    t = await createTestApp({}, { dialect });
+    await createAdmin(t.app.database.db, ADMIN_EMAIL, ADMIN_PASSWORD);
+    token = await signIn();
+  });
+  afterEach(async () => {
+    await t?.close();
+  });
 
-  async function badTokens(): Promise<Array<[string, string | null]>> {
-    const claims = decodeJwt(token) as { sub: string; email: string; session_id: string };
-    const now = Math.floor(Date.now() / 1000);
-    const expired = await signAccessToken(t.app.database.db, {
-      userId: claims.sub,
-      email: claims.email,
-      sessionId: claims.session_id,
-      userMetadata: {},
-      passwordAt: now - 7200,
-      issuedAt: now - 7200,
-      expiresInSeconds: 3600,
-    });
-    const [header, payload, signature] = token.split('.') as [string, string, string];
-    const otherPayload = Buffer.from(JSON.stringify({ ...decodeJwt(token), email: 'attacker@example.com' })).toString('base64url');
-    const noneHeader = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
-    return [
-      ['no Authorization header', null],
-      ['a garbage token', 'Bearer not-a-jwt'],
-      ['another scheme', `Basic ${Buffer.from('admin:pw').toString('base64')}`],
-      ['an expired token', `Bearer ${expired.token}`],
-      ['a forged payload', `Bearer ${header}.${otherPayload}.${signature}`],
-      ['alg none', `Bearer ${noneHeader}.${payload}.`],
+  describe('authentication', () => {
+    const routes: Array<[Method, string, unknown]> = [
+      ['GET', ADMIN_WAITLIST_PATH, undefined],
+      ['POST', `${ADMIN_WAITLIST_PATH}/delete`, { ids: [randomUUID()] }],
+      ['POST', `${ADMIN_WAITLIST_PATH}/export`, {}],
     ];
-  }
 
-  it('answers 401 unauthorized on every route for every bad credential', async () => {
-    const cases = await badTokens();
-    for (const [method, url, body] of routes) {
-      for (const [name, auth] of cases) {
-        const res = await call(method, url, { body, auth });
-        expect(res.statusCode, `${method} ${url} with ${name}`).toBe(401);
-        expect(res.json()).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
-        expect(res.headers['content-type']).toMatch(/^application\/json/);
-        expect(res.headers['cache-control']).toBe('no-store');
+    async function badTokens(): Promise<Array<[string, string | null]>> {
+      const claims = decodeJwt(token) as { sub: string; email: string; session_id: string };
+      const now = Math.floor(Date.now() / 1000);
+      const expired = await signAccessToken(t.app.database.db, {
+        userId: claims.sub,
+        email: claims.email,
+        sessionId: claims.session_id,
+        userMetadata: {},
+        passwordAt: now - 7200,
+        issuedAt: now - 7200,
+        expiresInSeconds: 3600,
+      });
+      const [header, payload, signature] = token.split('.') as [string, string, string];
+      const otherPayload = Buffer.from(JSON.stringify({ ...decodeJwt(token), email: 'attacker@example.com' })).toString('base64url');
+      const noneHeader = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
+      return [
+        ['no Authorization header', null],
+        ['a garbage token', 'Bearer not-a-jwt'],
+        ['another scheme', `Basic ${Buffer.from('admin:pw').toString('base64')}`],
+        ['an expired token', `Bearer ${expired.token}`],
+        ['a forged payload', `Bearer ${header}.${otherPayload}.${signature}`],
+        ['alg none', `Bearer ${noneHeader}.${payload}.`],
+      ];
+    }
+
+    it('answers 401 unauthorized on every route for every bad credential', async () => {
+      const cases = await badTokens();
+      for (const [method, url, body] of routes) {
+        for (const [name, auth] of cases) {
+          const res = await call(method, url, { body, auth });
+          expect(res.statusCode, `${method} ${url} with ${name}`).toBe(401);
+          expect(res.json()).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
+          expect(res.headers['content-type']).toMatch(/^application\/json/);
+          expect(res.headers['cache-control']).toBe('no-store');
+        }
       }
-    }
+    });
+
+    it('rejects the tokens of a signed-out session on every route', async () => {
+      const [row] = [entry('2026-01-01T00:00:00.000Z')];
+      await insert([row!]);
+      const out = await t.app.inject({ method: 'POST', url: '/auth/v1/logout?scope=local', headers: { authorization: `Bearer ${token}` } });
+      expect(out.statusCode).toBe(204);
+      for (const [method, url] of routes) {
+        const res = await call(method, url, { body: method === 'POST' ? { ids: [row!.id] } : undefined });
+        expect(res.statusCode, `${method} ${url}`).toBe(401);
+        expect(res.json().error.code).toBe('unauthorized');
+      }
+      const count = await t.app.database.db.selectFrom('waitlist').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      expect(Number(count.n)).toBe(1);
+    });
+
+    it('checks the token before reading the body, so anonymous callers learn nothing about validation', async () => {
+      const res = await call('POST', `${ADMIN_WAITLIST_PATH}/delete`, { body: { nope: true }, auth: null });
+      expect(res.statusCode).toBe(401);
+    });
+
+    it('lets a fresh sign-in through', async () => {
+      const res = await call('GET', ADMIN_WAITLIST_PATH);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['cache-control']).toBe('no-store');
+    });
   });
 
-  it('rejects the tokens of a signed-out session on every route', async () => {
-    const [row] = [entry('2026-01-01T00:00:00.000Z')];
-    await insert([row!]);
-    const out = await t.app.inject({ method: 'POST', url: '/auth/v1/logout?scope=local', headers: { authorization: `Bearer ${token}` } });
-    expect(out.statusCode).toBe(204);
-    for (const [method, url] of routes) {
-      const res = await call(method, url, { body: method === 'POST' ? { ids: [row!.id] } : undefined });
-      expect(res.statusCode, `${method} ${url}`).toBe(401);
-      expect(res.json().error.code).toBe('unauthorized');
-    }
-    const count = await t.app.database.db.selectFrom('waitlist').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
-    expect(Number(count.n)).toBe(1);
+  describe('GET /api/admin/waitlist', () => {
+    it('returns an empty page for an empty waitlist', async () => {
+      const res = await call('GET', ADMIN_WAITLIST_PATH);
+      expect(res.json()).toEqual({ entries: [], total: 0, nextCursor: null });
+    });
+
+    it('pages 2,500 entries newest first in three pages of up to 1,000 without gaps or duplicates', async () => {
+      const base = Date.UTC(2026, 0, 1);
+      const rows: WaitlistEntry[] = [];
+      for (let i = 0; i < 2500; i++) {
+        // Every 10 rows share one timestamp, so ties straddle the page boundaries at 1,000 and 2,000.
+        rows.push(entry(new Date(base + Math.floor((i + 5) / 10) * 1000).toISOString()));
+      }
+      // Shuffle the insert order so the table's physical order proves nothing.
+      await insert([...rows].sort(() => Math.random() - 0.5));
+
+      const pages: WaitlistPage[] = [];
+      let cursor: string | null = null;
+      do {
+        const url: string = `${ADMIN_WAITLIST_PATH}?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+        const res = await call('GET', url);
+        expect(res.statusCode, res.body).toBe(200);
+        const page = res.json<WaitlistPage>();
+        pages.push(page);
+        cursor = page.nextCursor;
+      } while (cursor);
+
+      expect(pages.map((p) => p.entries.length)).toEqual([1000, 1000, 500]);
+      expect(pages.every((p) => p.total === 2500)).toBe(true);
+      const ids = pages.flatMap((p) => p.entries.map((e) => e.id));
+      expect(new Set(ids).size).toBe(2500);
+      expect(ids).toEqual([...rows].sort(newestFirst).map((e) => e.id));
+    });
+
+    it('uses 1,000 as the default page size and allows up to 5,000', async () => {
+      const rows = Array.from({ length: 1001 }, (_, i) => entry(new Date(Date.UTC(2026, 0, 1) + i).toISOString()));
+      await insert(rows);
+      const first = (await call('GET', ADMIN_WAITLIST_PATH)).json<WaitlistPage>();
+      expect(first.entries).toHaveLength(1000);
+      expect(first.nextCursor).toEqual(expect.any(String));
+      const all = (await call('GET', `${ADMIN_WAITLIST_PATH}?limit=5000`)).json<WaitlistPage>();
+      expect(all.entries).toHaveLength(1001);
+      expect(all.nextCursor).toBeNull();
+    });
+
+    it('sends exactly the entry fields, created_at as ISO UTC', async () => {
+      const row = entry('2026-03-04T05:06:07.089Z', { ip_address: '203.0.113.9', country: 'Germany', city: 'Berlin', region: 'Land Berlin' });
+      await insert([row]);
+      const page = (await call('GET', ADMIN_WAITLIST_PATH)).json<WaitlistPage>();
+      expect(page.entries).toEqual([row]);
+    });
+
+    it.each([
+      ['limit=0'],
+      ['limit=5001'],
+      ['limit=abc'],
+      ['cursor=not-a-cursor'],
+      [`cursor=${Buffer.from('["2026-01-01T00:00:00.000Z","x"]').toString('base64url')}`],
+      // A UTC offset PostgreSQL cannot parse: must be a 400, never a database error.
+      [`cursor=${Buffer.from('["2026-01-01T00:00:00.000+99:99","00000000-0000-4000-8000-000000000000"]').toString('base64url')}`],
+      ['cursor='],
+    ])('answers 400 for %s', async (query) => {
+      const res = await call('GET', `${ADMIN_WAITLIST_PATH}?${query}`);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.code).toMatch(/^(bad_request|invalid_cursor)$/);
+    });
   });
 
-  it('checks the token before reading the body, so anonymous callers learn nothing about validation', async () => {
-    const res = await call('POST', `${ADMIN_WAITLIST_PATH}/delete`, { body: { nope: true }, auth: null });
-    expect(res.statusCode).toBe(401);
-  });
-
-  it('lets a fresh sign-in through', async () => {
-    const res = await call('GET', ADMIN_WAITLIST_PATH);
-    expect(res.statusCode).toBe(200);
-    expect(res.headers['cache-control']).toBe('no-store');
-  });
-});
-
-describe('GET /api/admin/waitlist', () => {
-  it('returns an empty page for an empty waitlist', async () => {
-    const res = await call('GET', ADMIN_WAITLIST_PATH);
-    expect(res.json()).toEqual({ entries: [], total: 0, nextCursor: null });
-  });
-
-  it('pages 2,500 entries newest first in three pages of up to 1,000 without gaps or duplicates', async () => {
-    const base = Date.UTC(2026, 0, 1);
-    const rows: WaitlistEntry[] = [];
-    for (let i = 0; i < 2500; i++) {
-      // Every 10 rows share one timestamp, so ties straddle the page boundaries at 1,000 and 2,000.
-      rows.push(entry(new Date(base + Math.floor((i + 5) / 10) * 1000).toISOString()));
-    }
-    // Shuffle the insert order so the table's physical order proves nothing.
-    await insert([...rows].sort(() => Math.random() - 0.5));
-
-    const pages: WaitlistPage[] = [];
-    let cursor: string | null = null;
-    do {
-      const url: string = `${ADMIN_WAITLIST_PATH}?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-      const res = await call('GET', url);
+  describe('POST /api/admin/waitlist/delete', () => {
+    it('deletes the given entries, returns them, and writes an audit record', async () => {
+      const rows = [entry('2026-01-01T00:00:00.000Z'), entry('2026-01-02T00:00:00.000Z'), entry('2026-01-03T00:00:00.000Z')];
+      await insert(rows);
+      const res = await call('POST', `${ADMIN_WAITLIST_PATH}/delete`, { body: { ids: [rows[0]!.id, rows[2]!.id] } });
       expect(res.statusCode, res.body).toBe(200);
-      const page = res.json<WaitlistPage>();
-      pages.push(page);
-      cursor = page.nextCursor;
-    } while (cursor);
+      expect(res.json()).toEqual({ deleted: [rows[2], rows[0]] });
 
-    expect(pages.map((p) => p.entries.length)).toEqual([1000, 1000, 500]);
-    expect(pages.every((p) => p.total === 2500)).toBe(true);
-    const ids = pages.flatMap((p) => p.entries.map((e) => e.id));
-    expect(new Set(ids).size).toBe(2500);
-    expect(ids).toEqual([...rows].sort(newestFirst).map((e) => e.id));
-  });
+      const left = (await call('GET', ADMIN_WAITLIST_PATH)).json<WaitlistPage>();
+      expect(left.entries.map((e) => e.id)).toEqual([rows[1]!.id]);
+      expect(left.total).toBe(1);
 
-  it('uses 1,000 as the default page size and allows up to 5,000', async () => {
-    const rows = Array.from({ length: 1001 }, (_, i) => entry(new Date(Date.UTC(2026, 0, 1) + i).toISOString()));
-    await insert(rows);
-    const first = (await call('GET', ADMIN_WAITLIST_PATH)).json<WaitlistPage>();
-    expect(first.entries).toHaveLength(1000);
-    expect(first.nextCursor).toEqual(expect.any(String));
-    const all = (await call('GET', `${ADMIN_WAITLIST_PATH}?limit=5000`)).json<WaitlistPage>();
-    expect(all.entries).toHaveLength(1001);
-    expect(all.nextCursor).toBeNull();
-  });
-
-  it('sends exactly the entry fields, created_at as ISO UTC', async () => {
-    const row = entry('2026-03-04T05:06:07.089Z', { ip_address: '203.0.113.9', country: 'Germany', city: 'Berlin', region: 'Land Berlin' });
-    await insert([row]);
-    const page = (await call('GET', ADMIN_WAITLIST_PATH)).json<WaitlistPage>();
-    expect(page.entries).toEqual([row]);
-  });
-
-  it.each([
-    ['limit=0'],
-    ['limit=5001'],
-    ['limit=abc'],
-    ['cursor=not-a-cursor'],
-    [`cursor=${Buffer.from('["2026-01-01T00:00:00.000Z","x"]').toString('base64url')}`],
-    ['cursor='],
-  ])('answers 400 for %s', async (query) => {
-    const res = await call('GET', `${ADMIN_WAITLIST_PATH}?${query}`);
-    expect(res.statusCode).toBe(400);
-    expect(res.json().error.code).toMatch(/^(bad_request|invalid_cursor)$/);
-  });
-});
-
-describe('POST /api/admin/waitlist/delete', () => {
-  it('deletes the given entries, returns them, and writes an audit record', async () => {
-    const rows = [entry('2026-01-01T00:00:00.000Z'), entry('2026-01-02T00:00:00.000Z'), entry('2026-01-03T00:00:00.000Z')];
-    await insert(rows);
-    const res = await call('POST', `${ADMIN_WAITLIST_PATH}/delete`, { body: { ids: [rows[0]!.id, rows[2]!.id] } });
-    expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toEqual({ deleted: [rows[2], rows[0]] });
-
-    const left = (await call('GET', ADMIN_WAITLIST_PATH)).json<WaitlistPage>();
-    expect(left.entries.map((e) => e.id)).toEqual([rows[1]!.id]);
-    expect(left.total).toBe(1);
-
-    const [audit] = await listAudit(t.app.database.db, 1);
-    expect(audit).toMatchObject({
-      action: 'delete',
-      actorEmail: ADMIN_EMAIL,
-      detail: { count: 2, emails: [rows[2]!.email, rows[0]!.email] },
+      const [audit] = await listAudit(t.app.database.db, 1);
+      expect(audit).toMatchObject({
+        action: 'delete',
+        actorEmail: ADMIN_EMAIL,
+        detail: { count: 2, emails: [rows[2]!.email, rows[0]!.email] },
+      });
+      expect(audit!.actorId).toEqual(expect.any(String));
     });
-    expect(audit!.actorId).toEqual(expect.any(String));
-  });
 
-  it('ignores unknown ids and returns only what existed', async () => {
-    const rows = [entry('2026-01-01T00:00:00.000Z')];
-    await insert(rows);
-    const res = await call('POST', `${ADMIN_WAITLIST_PATH}/delete`, { body: { ids: [randomUUID(), rows[0]!.id, rows[0]!.id] } });
-    expect(res.json()).toEqual({ deleted: [rows[0]] });
-    const again = await call('POST', `${ADMIN_WAITLIST_PATH}/delete`, { body: { ids: [rows[0]!.id] } });
-    expect(again.json()).toEqual({ deleted: [] });
-  });
-
-  it('deletes more entries than one SQL statement can name, in one request', async () => {
-    const rows = Array.from({ length: 12_000 }, (_, i) => entry(new Date(Date.UTC(2026, 0, 1) + i).toISOString()));
-    await insert(rows);
-    const res = await call('POST', `${ADMIN_WAITLIST_PATH}/delete`, { body: { ids: rows.slice(0, 11_500).map((r) => r.id) } });
-    expect(res.statusCode).toBe(200);
-    expect(res.json<{ deleted: WaitlistEntry[] }>().deleted).toHaveLength(11_500);
-    expect((await call('GET', ADMIN_WAITLIST_PATH)).json<WaitlistPage>().total).toBe(500);
-  });
-
-  it.each([
-    ['no ids', {}],
-    ['an empty list', { ids: [] }],
-    ['a non-UUID id', { ids: ['1 OR 1=1'] }],
-    ['ids that are not strings', { ids: [1, 2] }],
-    ['ids that are not a list', { ids: 'abc' }],
-    ['too many ids', { ids: Array.from({ length: 100_001 }, () => '00000000-0000-4000-8000-000000000000') }],
-  ])('answers 400 for %s', async (_name, body) => {
-    const res = await call('POST', `${ADMIN_WAITLIST_PATH}/delete`, { body });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().error.code).toBe('bad_request');
-  });
-
-  it('answers 400 for a body that is not JSON', async () => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: `${ADMIN_WAITLIST_PATH}/delete`,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      payload: '{"ids": [',
+    it('ignores unknown ids and returns only what existed', async () => {
+      const rows = [entry('2026-01-01T00:00:00.000Z')];
+      await insert(rows);
+      const res = await call('POST', `${ADMIN_WAITLIST_PATH}/delete`, { body: { ids: [randomUUID(), rows[0]!.id, rows[0]!.id] } });
+      expect(res.json()).toEqual({ deleted: [rows[0]] });
+      const again = await call('POST', `${ADMIN_WAITLIST_PATH}/delete`, { body: { ids: [rows[0]!.id] } });
+      expect(again.json()).toEqual({ deleted: [] });
     });
-    expect(res.statusCode).toBe(400);
-  });
-});
 
-describe('POST /api/admin/waitlist/export', () => {
-  const tricky = () => [
-    entry('2026-01-01T10:00:00.000Z', { email: 'plain@example.com', ip_address: '203.0.113.1', city: 'Berlin', region: 'Land Berlin', country: 'Germany' }),
-    entry('2026-01-02T10:00:00.000Z', { email: '=cmd|calc@example.com', ip_address: '', country: null }),
-    entry('2026-01-03T10:00:00.000Z', { email: '+sum@example.com', city: 'Quote "Town"' }),
-    entry('2026-01-04T10:00:00.000Z', { email: '-minus@example.com', city: 'Line\nBreak' }),
-    entry('2026-01-05T10:00:00.000Z', { email: '@at@example.com', region: '=HYPERLINK("x")' }),
-    entry('2026-01-06T10:00:00.000Z', { email: '\ttab@example.com', country: 'Korea, Republic of' }),
-    entry('2026-01-07T10:00:00.000Z', { email: '\rcr@example.com' }),
-  ];
-
-  it('exports everything newest first as a CSV attachment, neutralising formulas, in the given time zone', async () => {
-    const rows = tricky();
-    await insert(rows);
-    const res = await call('POST', `${ADMIN_WAITLIST_PATH}/export`, { body: { timeZone: 'America/Los_Angeles' } });
-    expect(res.statusCode, res.body).toBe(200);
-    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
-    expect(res.headers['content-disposition']).toBe('attachment; filename="waitlist_all.csv"');
-    expect(res.headers['cache-control']).toBe('no-store');
-
-    const tz = 'America/Los_Angeles';
-    const d = (iso: string) => `"${formatDateJoined(iso, tz)}"`;
-    expect(formatDateJoined('2026-01-01T10:00:00.000Z', tz)).toBe('Jan 1, 2026, 02:00 AM');
-    expect(res.body).toBe(
-      '\uFEFF' +
-        [
-          'Email,Date Joined,IP Address,Location',
-          `"'\rcr@example.com",${d(rows[6]!.created_at)},N/A,Unknown`,
-          `'\ttab@example.com,${d(rows[5]!.created_at)},N/A,"Korea, Republic of"`,
-          `'@at@example.com,${d(rows[4]!.created_at)},N/A,"'=HYPERLINK(""x"")"`,
-          `'-minus@example.com,${d(rows[3]!.created_at)},N/A,"Line\nBreak"`,
-          `'+sum@example.com,${d(rows[2]!.created_at)},N/A,"Quote ""Town"""`,
-          `'=cmd|calc@example.com,${d(rows[1]!.created_at)},N/A,Unknown`,
-          `plain@example.com,${d(rows[0]!.created_at)},203.0.113.1,"Berlin, Land Berlin, Germany"`,
-        ].join('\r\n') +
-        '\r\n',
-    );
-
-    const [audit] = await listAudit(t.app.database.db, 1);
-    expect(audit).toMatchObject({ action: 'export', actorEmail: ADMIN_EMAIL, detail: { count: 7, scope: 'all' } });
-  });
-
-  it('writes Date Joined in UTC when no time zone is given, also without a body', async () => {
-    await insert([entry('2026-11-22T06:04:05.000Z', { email: 'utc@example.com' })]);
-    const res = await t.app.inject({ method: 'POST', url: `${ADMIN_WAITLIST_PATH}/export`, headers: { authorization: `Bearer ${token}` } });
-    expect(res.statusCode, res.body).toBe(200);
-    expect(records(res.body)).toEqual(['Email,Date Joined,IP Address,Location', 'utc@example.com,"Nov 22, 2026, 06:04 AM",N/A,Unknown']);
-  });
-
-  it('exports only the selected entries that exist, as waitlist_selected.csv', async () => {
-    const rows = tricky();
-    await insert(rows);
-    const res = await call('POST', `${ADMIN_WAITLIST_PATH}/export`, { body: { ids: [rows[0]!.id, randomUUID(), rows[2]!.id] } });
-    expect(res.statusCode).toBe(200);
-    expect(res.headers['content-disposition']).toBe('attachment; filename="waitlist_selected.csv"');
-    const lines = records(res.body);
-    expect(lines).toHaveLength(3);
-    expect(lines[1]).toMatch(/^'\+sum@example\.com,/);
-    expect(lines[2]).toMatch(/^plain@example\.com,/);
-
-    const [audit] = await listAudit(t.app.database.db, 1);
-    expect(audit).toMatchObject({ action: 'export', detail: { count: 2, scope: 'selected' } });
-  });
-
-  it('streams a large export across several batches without losing or repeating rows', async () => {
-    const rows = Array.from({ length: 12_001 }, (_, i) => entry(new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 3) * 1000).toISOString()));
-    await insert(rows);
-    const res = await call('POST', `${ADMIN_WAITLIST_PATH}/export`, { body: {} });
-    const lines = records(res.body);
-    expect(lines).toHaveLength(12_002);
-    expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual([...rows].sort(newestFirst).map((r) => r.email));
-    const [audit] = await listAudit(t.app.database.db, 1);
-    expect(audit).toMatchObject({ action: 'export', detail: { count: 12_001, scope: 'all' } });
-  });
-
-  it('compresses the stream when the client accepts gzip', async () => {
-    const rows = Array.from({ length: 50 }, (_, i) => entry(new Date(Date.UTC(2026, 0, 1) + i).toISOString()));
-    await insert(rows);
-    const res = await t.app.inject({
-      method: 'POST',
-      url: `${ADMIN_WAITLIST_PATH}/export`,
-      headers: { authorization: `Bearer ${token}`, 'accept-encoding': 'gzip' },
-      payload: {},
+    it('deletes more entries than one SQL statement can name, in one request', async () => {
+      const rows = Array.from({ length: 12_000 }, (_, i) => entry(new Date(Date.UTC(2026, 0, 1) + i).toISOString()));
+      await insert(rows);
+      const res = await call('POST', `${ADMIN_WAITLIST_PATH}/delete`, { body: { ids: rows.slice(0, 11_500).map((r) => r.id) } });
+      expect(res.statusCode).toBe(200);
+      expect(res.json<{ deleted: WaitlistEntry[] }>().deleted).toHaveLength(11_500);
+      expect((await call('GET', ADMIN_WAITLIST_PATH)).json<WaitlistPage>().total).toBe(500);
     });
-    expect(res.headers['content-encoding']).toBe('gzip');
-    expect(records(gunzipSync(res.rawPayload).toString('utf8'))).toHaveLength(51);
+
+    it.each([
+      ['no ids', {}],
+      ['an empty list', { ids: [] }],
+      ['a non-UUID id', { ids: ['1 OR 1=1'] }],
+      ['ids that are not strings', { ids: [1, 2] }],
+      ['ids that are not a list', { ids: 'abc' }],
+      ['too many ids', { ids: Array.from({ length: 100_001 }, () => '00000000-0000-4000-8000-000000000000') }],
+    ])('answers 400 for %s', async (_name, body) => {
+      const res = await call('POST', `${ADMIN_WAITLIST_PATH}/delete`, { body });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.code).toBe('bad_request');
+    });
+
+    it('answers 400 for a body that is not JSON', async () => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `${ADMIN_WAITLIST_PATH}/delete`,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: '{"ids": [',
+      });
+      expect(res.statusCode).toBe(400);
+    });
   });
 
-  it.each([
-    ['an unknown time zone', { timeZone: 'Mars/Olympus_Mons' }, 'invalid_time_zone'],
-    ['an empty id list', { ids: [] }, 'bad_request'],
-    ['a non-UUID id', { ids: ['abc'] }, 'bad_request'],
-    ['a time zone that is not a string', { timeZone: { name: 'UTC' } }, 'bad_request'],
-  ])('answers 400 for %s and writes no audit record', async (_name, body, code) => {
-    const res = await call('POST', `${ADMIN_WAITLIST_PATH}/export`, { body });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().error.code).toBe(code);
-    expect((await listAudit(t.app.database.db, 10)).filter((a) => a.action === 'export')).toEqual([]);
+  describe('POST /api/admin/waitlist/export', () => {
+    const tricky = () => [
+      entry('2026-01-01T10:00:00.000Z', { email: 'plain@example.com', ip_address: '203.0.113.1', city: 'Berlin', region: 'Land Berlin', country: 'Germany' }),
+      entry('2026-01-02T10:00:00.000Z', { email: '=cmd|calc@example.com', ip_address: '', country: null }),
+      entry('2026-01-03T10:00:00.000Z', { email: '+sum@example.com', city: 'Quote "Town"' }),
+      entry('2026-01-04T10:00:00.000Z', { email: '-minus@example.com', city: 'Line\nBreak' }),
+      entry('2026-01-05T10:00:00.000Z', { email: '@at@example.com', region: '=HYPERLINK("x")' }),
+      entry('2026-01-06T10:00:00.000Z', { email: '\ttab@example.com', country: 'Korea, Republic of' }),
+      entry('2026-01-07T10:00:00.000Z', { email: '\rcr@example.com' }),
+    ];
+
+    it('exports everything newest first as a CSV attachment, neutralising formulas, in the given time zone', async () => {
+      const rows = tricky();
+      await insert(rows);
+      const res = await call('POST', `${ADMIN_WAITLIST_PATH}/export`, { body: { timeZone: 'America/Los_Angeles' } });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+      expect(res.headers['content-disposition']).toBe('attachment; filename="waitlist_all.csv"');
+      expect(res.headers['cache-control']).toBe('no-store');
+
+      const tz = 'America/Los_Angeles';
+      const d = (iso: string) => `"${formatDateJoined(iso, tz)}"`;
+      expect(formatDateJoined('2026-01-01T10:00:00.000Z', tz)).toBe('Jan 1, 2026, 02:00 AM');
+      expect(res.body).toBe(
+        '\uFEFF' +
+          [
+            'Email,Date Joined,IP Address,Location',
+            `"'\rcr@example.com",${d(rows[6]!.created_at)},N/A,Unknown`,
+            `'\ttab@example.com,${d(rows[5]!.created_at)},N/A,"Korea, Republic of"`,
+            `'@at@example.com,${d(rows[4]!.created_at)},N/A,"'=HYPERLINK(""x"")"`,
+            `'-minus@example.com,${d(rows[3]!.created_at)},N/A,"Line\nBreak"`,
+            `'+sum@example.com,${d(rows[2]!.created_at)},N/A,"Quote ""Town"""`,
+            `'=cmd|calc@example.com,${d(rows[1]!.created_at)},N/A,Unknown`,
+            `plain@example.com,${d(rows[0]!.created_at)},203.0.113.1,"Berlin, Land Berlin, Germany"`,
+          ].join('\r\n') +
+          '\r\n',
+      );
+
+      const [audit] = await listAudit(t.app.database.db, 1);
+      expect(audit).toMatchObject({ action: 'export', actorEmail: ADMIN_EMAIL, detail: { count: 7, scope: 'all' } });
+    });
+
+    it('writes Date Joined in UTC when no time zone is given, also without a body', async () => {
+      await insert([entry('2026-11-22T06:04:05.000Z', { email: 'utc@example.com' })]);
+      const res = await t.app.inject({ method: 'POST', url: `${ADMIN_WAITLIST_PATH}/export`, headers: { authorization: `Bearer ${token}` } });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(records(res.body)).toEqual(['Email,Date Joined,IP Address,Location', 'utc@example.com,"Nov 22, 2026, 06:04 AM",N/A,Unknown']);
+    });
+
+    it('exports only the selected entries that exist, as waitlist_selected.csv', async () => {
+      const rows = tricky();
+      await insert(rows);
+      const res = await call('POST', `${ADMIN_WAITLIST_PATH}/export`, { body: { ids: [rows[0]!.id, randomUUID(), rows[2]!.id] } });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-disposition']).toBe('attachment; filename="waitlist_selected.csv"');
+      const lines = records(res.body);
+      expect(lines).toHaveLength(3);
+      expect(lines[1]).toMatch(/^'\+sum@example\.com,/);
+      expect(lines[2]).toMatch(/^plain@example\.com,/);
+
+      const [audit] = await listAudit(t.app.database.db, 1);
+      expect(audit).toMatchObject({ action: 'export', detail: { count: 2, scope: 'selected' } });
+    });
+
+    it('streams a large export across several batches without losing or repeating rows', async () => {
+      const rows = Array.from({ length: 12_001 }, (_, i) => entry(new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 3) * 1000).toISOString()));
+      await insert(rows);
+      const res = await call('POST', `${ADMIN_WAITLIST_PATH}/export`, { body: {} });
+      const lines = records(res.body);
+      expect(lines).toHaveLength(12_002);
+      expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual([...rows].sort(newestFirst).map((r) => r.email));
+      const [audit] = await listAudit(t.app.database.db, 1);
+      expect(audit).toMatchObject({ action: 'export', detail: { count: 12_001, scope: 'all' } });
+    });
+
+    it('compresses the stream when the client accepts gzip', async () => {
+      const rows = Array.from({ length: 50 }, (_, i) => entry(new Date(Date.UTC(2026, 0, 1) + i).toISOString()));
+      await insert(rows);
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `${ADMIN_WAITLIST_PATH}/export`,
+        headers: { authorization: `Bearer ${token}`, 'accept-encoding': 'gzip' },
+        payload: {},
+      });
+      expect(res.headers['content-encoding']).toBe('gzip');
+      expect(records(gunzipSync(res.rawPayload).toString('utf8'))).toHaveLength(51);
+    });
+
+    it.each([
+      ['an unknown time zone', { timeZone: 'Mars/Olympus_Mons' }, 'invalid_time_zone'],
+      ['an empty id list', { ids: [] }, 'bad_request'],
+      ['a non-UUID id', { ids: ['abc'] }, 'bad_request'],
+      ['a time zone that is not a string', { timeZone: { name: 'UTC' } }, 'bad_request'],
+    ])('answers 400 for %s and writes no audit record', async (_name, body, code) => {
+      const res = await call('POST', `${ADMIN_WAITLIST_PATH}/export`, { body });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.code).toBe(code);
+      expect((await listAudit(t.app.database.db, 10)).filter((a) => a.action === 'export')).toEqual([]);
+    });
   });
 });

@@ -7,21 +7,22 @@ import {
   insertWaitlistEntry,
   type NewWaitlistEntry,
 } from '../../src/server/waitlist/repository.js';
+import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-
-let t: TestApp;
-beforeEach(async () => {
-  t = await createTestApp();
-});
-afterEach(async () => {
-  await t.close();
-});
 
 function entry(n: number, createdAt: string): NewWaitlistEntry {
   return { id: randomUUID(), email: `user${n}@example.com`, createdAt, ipAddress: null, country: null, city: null, region: null };
 }
 
-describe('waitlist repository', () => {
+describe.each(TEST_DIALECTS)('waitlist repository (%s)', (dialect: TestDialect) => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp({}, { dialect });
+  });
+  afterEach(async () => {
+    await t?.close();
+  });
+
   it('inserts, finds case-insensitively and counts', async () => {
     const db = t.app.database.db;
     await insertWaitlistEntry(db, { ...entry(1, '2026-01-01T00:00:00.000Z'), ipAddress: '8.8.8.8', country: 'United States' });

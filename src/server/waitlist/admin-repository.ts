@@ -58,12 +58,12 @@ function compareKeysDesc(a: { key: string; id: string }, b: { key: string; id: s
 // never reaches the database as something PostgreSQL cannot parse.
 
 const TIMESTAMP_RE =
-  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?$/;
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2})(?::?(\d{2}))?)?$/;
 
 function isValidTimestamp(value: string): boolean {
   const m = TIMESTAMP_RE.exec(value);
   if (!m) return false;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map((p) => Number(p ?? 0)) as number[];
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = m.slice(1, 9).map((p) => Number(p ?? 0)) as number[];
   const date = new Date(Date.UTC(year!, month! - 1, day!));
   return (
     date.getUTCFullYear() === year &&
@@ -71,7 +71,10 @@ function isValidTimestamp(value: string): boolean {
     date.getUTCDate() === day &&
     hour! <= 23 &&
     minute! <= 59 &&
-    second! <= 59
+    second! <= 59 &&
+    // PostgreSQL rejects UTC offsets beyond ±15:59 ("time zone displacement out of range").
+    offsetHours! <= 15 &&
+    offsetMinutes! <= 59
   );
 }
 
