@@ -12,6 +12,7 @@
  */
 import { listAudit } from '../audit/audit-log.js';
 import { AdminAccountError, assertStrongPassword, createAdmin, deleteAdmin, listAdmins, normaliseEmail, setAdminPassword } from '../auth/admins.js';
+import { runCli } from './run-cli.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
@@ -219,12 +220,4 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`Error: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+runCli(() => main(process.argv.slice(2)));

@@ -19,6 +19,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { waitlistCsvChunks } from '../admin/csv.js';
+import { runCli } from './run-cli.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
@@ -461,13 +462,5 @@ function startedAsScript(): boolean {
 }
 
 if (startedAsScript()) {
-  run(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err: unknown) => {
-      process.stderr.write(`Error: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 1;
-    },
-  );
+  runCli(() => run(process.argv.slice(2)));
 }

@@ -1,3 +1,4 @@
+import type { NewWaitlistEntry } from './repository.js';
 import { checkWaitlistEmail } from '../../shared/waitlist/email.js';
 
 /**
@@ -31,17 +32,8 @@ export interface CsvRecord {
   error?: string;
 }
 
-export interface ImportRow {
-  line: number;
-  /** Trimmed and lower-cased. */
-  email: string;
-  /** ISO-8601 UTC. */
-  createdAt: string;
-  ipAddress: string | null;
-  country: string | null;
-  city: string | null;
-  region: string | null;
-}
+/** A good line of the file: a waitlist entry to insert, and where it came from. */
+export type ImportRow = Omit<NewWaitlistEntry, 'id'> & { line: number };
 
 export interface BadLine {
   line: number;
