@@ -10,11 +10,14 @@ import { waitlistRoutes } from './waitlist/routes.js';
 import { adminWaitlistRoutes } from './admin/routes.js';
 import { siteRoutes } from './site/routes.js';
 import { authRoutes } from './auth/routes.js';
+import { createRateLimitStores, type RateLimitStores } from './rate-limit/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     config: AppConfig;
     database: DatabaseHandle;
+    /** Where the signup and sign-in limits count (memory, database or Redis; see rate-limit/index.ts). */
+    rateLimits: RateLimitStores;
   }
 }
 
@@ -53,6 +56,10 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     await database.close();
     throw err;
   }
+
+  const rateLimits = await createRateLimitStores(config, database, app.log);
+  app.decorate('rateLimits', rateLimits);
+  app.addHook('onClose', async () => rateLimits.close());
 
   const geolocator = options.geolocator ?? (await createGeolocator(config.geolocation, app.log));
 

@@ -27,6 +27,8 @@ export interface AppConfig {
     httpTimeoutMs: number;
   };
   signupRateLimit: { max: number; windowMs: number };
+  /** Redis for the rate-limit counters (signups and sign-in), shared by every instance; null: see rate-limit/index.ts. */
+  redisUrl: string | null;
   /** Seconds a request may take before the server gives up on it. */
   requestTimeoutMs: number;
   /** The admin auth service at /auth/v1. */
@@ -118,6 +120,11 @@ const envSchema = z.object({
   GEOLOCATION_TIMEOUT_MS: positiveInt('GEOLOCATION_TIMEOUT_MS', 1500),
   SIGNUP_RATE_LIMIT_MAX: positiveInt('SIGNUP_RATE_LIMIT_MAX', 10),
   SIGNUP_RATE_LIMIT_WINDOW_MS: positiveInt('SIGNUP_RATE_LIMIT_WINDOW_MS', 60_000),
+  REDIS_URL: z
+    .string()
+    .optional()
+    .transform((v) => v?.trim() || null)
+    .refine((v) => v === null || /^rediss?:\/\/./i.test(v), 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379'),
   REQUEST_TIMEOUT_MS: positiveInt('REQUEST_TIMEOUT_MS', 10_000),
   JWT_EXPIRY_SECONDS: positiveInt('JWT_EXPIRY_SECONDS', 3600).refine(
     (n) => n >= 300 && n <= 604_800,
@@ -170,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       httpTimeoutMs: e.GEOLOCATION_TIMEOUT_MS,
     },
     signupRateLimit: { max: e.SIGNUP_RATE_LIMIT_MAX, windowMs: e.SIGNUP_RATE_LIMIT_WINDOW_MS },
+    redisUrl: e.REDIS_URL,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     auth: {
       jwtExpirySeconds: e.JWT_EXPIRY_SECONDS,

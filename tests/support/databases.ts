@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { describe, inject, it } from 'vitest';
 
 /**
  * The databases every data-layer and API suite runs against: SQLite always, PostgreSQL too
@@ -9,6 +9,21 @@ import { inject } from 'vitest';
  */
 export type TestDialect = 'sqlite' | 'postgres';
 export const TEST_DIALECTS: TestDialect[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+/** A Redis server for the Redis suites, when TEST_REDIS_URL names one (CI sets it). */
+export const TEST_REDIS_URL: string | null = process.env.TEST_REDIS_URL?.trim() || null;
+
+/**
+ * Tests that need a service only exist when it is configured: they are declared, or not at all
+ * (never reported as skipped). CI configures every service and fails if one cannot be reached;
+ * the global setup prints which ones a local run leaves out.
+ */
+export function itWhen(condition: boolean): typeof it {
+  return condition ? it : (((..._args: unknown[]) => undefined) as unknown as typeof it);
+}
+export function describeWhen(condition: boolean): typeof describe {
+  return condition ? describe : (((..._args: unknown[]) => undefined) as unknown as typeof describe);
+}
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -47,7 +47,7 @@ function noStore(reply: FastifyReply): FastifyReply {
  * parser, body limit, 404 and error handler (GoTrue error bodies).
  */
 export async function authRoutes(app: FastifyInstance): Promise<void> {
-  const service = new AuthService({ db: app.database.db, config: app.config.auth });
+  const service = new AuthService({ db: app.database.db, config: app.config.auth, limits: app.rateLimits.signIn });
   registerAuthErrorHandling(app);
 
   // Every route here takes JSON (or nothing): auth-js sends `Content-Type: application/json` with no

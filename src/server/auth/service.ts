@@ -6,14 +6,16 @@ import { toIsoTimestamp } from '../db/database.js';
 import type { AdminRefreshTokensTable, AdminSessionsTable, Database } from '../db/schema.js';
 import type { AuthSuccess } from './authenticate.js';
 import { AuthApiError } from './errors.js';
+import { databaseStore, limitKey, retryAfterSeconds, type RateLimitStore } from '../rate-limit/index.js';
 import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH, verifyAgainstDummy, verifyPassword, type WeakPassword } from './passwords.js';
-import { hit, limitKey, reset, retryAfterSeconds } from './rate-limit.js';
 import { hashRefreshToken, newRefreshToken, signAccessToken } from './tokens.js';
 import { parseMetadata, userJson, type AdminUserRow } from './user-json.js';
 
 export interface AuthServiceOptions {
   db: Kysely<Database>;
   config: AppConfig['auth'];
+  /** Where sign-in attempts are counted; the database (table auth_rate_limits) unless given. */
+  limits?: RateLimitStore;
   /** Milliseconds since the epoch; tests may inject a clock. */
   now?: () => number;
 }
@@ -70,11 +72,13 @@ export class AuthService {
   private readonly config: AppConfig['auth'];
   private readonly now: () => number;
   private readonly isPostgres: boolean;
+  private readonly limits: RateLimitStore;
 
   constructor(options: AuthServiceOptions) {
     this.db = options.db;
     this.config = options.config;
     this.now = options.now ?? Date.now;
+    this.limits = options.limits ?? databaseStore(options.db, { now: this.now });
     this.isPostgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
   }
 
@@ -95,16 +99,15 @@ export class AuthService {
     if (phone !== '') throw new AuthApiError(422, 'phone_provider_disabled', 'Phone logins are disabled');
     if (password === '') throw new AuthApiError(400, 'validation_failed', 'missing password');
 
-    const nowMs = this.now();
     // Per-IP: every attempt counts. Per-account: every attempt counts until a success resets it,
     // so parallel guesses cannot slip past a check-then-count race.
     if (client.ip) {
-      const ipState = await hit(this.db, limitKey('ip', client.ip), this.config.ipAttemptLimit, nowMs);
+      const ipState = await this.limits.hit(limitKey('ip', client.ip), this.config.ipAttemptLimit);
       if (ipState.count > this.config.ipAttemptLimit.max) throw rateLimited(retryAfterSeconds(ipState));
     }
     const normalised = email.toLowerCase();
     const accountKey = limitKey('account', normalised);
-    const accountState = await hit(this.db, accountKey, this.config.accountFailureLimit, nowMs);
+    const accountState = await this.limits.hit(accountKey, this.config.accountFailureLimit);
     if (accountState.count > this.config.accountFailureLimit.max) throw rateLimited(retryAfterSeconds(accountState));
 
     // An address no admin can have (too long, control characters such as NUL, which PostgreSQL
@@ -127,7 +130,7 @@ export class AuthService {
       throw invalidCredentials();
     }
 
-    await reset(this.db, accountKey);
+    await this.limits.reset(accountKey);
     const weak: WeakPassword | null = checkPasswordStrength(password);
     const { session, refreshToken, updatedUser } = await this.db.transaction().execute(async (trx) => {
       const at = this.nowIso();

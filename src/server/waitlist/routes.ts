@@ -5,6 +5,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Geolocator } from '../geolocation/geolocator.js';
 import { HttpError } from '../http/errors.js';
+import { fastifyRateLimitStore } from '../rate-limit/fastify-store.js';
 import { SIGNUP_PATH, SIGNUP_TOASTS } from '../../shared/waitlist/signup-contract.js';
 import { SIGNUP_ERRORS, signUp, signupError } from './signup.js';
 
@@ -69,9 +70,9 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
   await app.register(formbody);
   await app.register(rateLimit, {
     global: false,
-    // One instance keeps counters in memory (the plugin's LRU store). With several instances behind
-    // a load balancer, pass a shared store here: `redis: new Redis(url)` (built into the plugin) or
-    // `store: <class implementing incr/child>` backed by PostgreSQL. The key stays the same.
+    // Counts in the store chosen at start-up (memory on SQLite, else PostgreSQL or Redis, shared by
+    // every instance; see rate-limit/index.ts). A failing Redis falls back, it never throws here.
+    store: fastifyRateLimitStore(app.rateLimits.signups, 'signup'),
   });
   // Fastify parses text/plain by default; a signup in plain text is a client bug: 415.
   app.removeContentTypeParser('text/plain');

@@ -1,0 +1,44 @@
+import { createHash } from 'node:crypto';
+
+/** A fixed window: at most `max` hits per `windowMs`, the window starting at the first hit. */
+export interface Limit {
+  max: number;
+  windowMs: number;
+}
+
+export interface WindowState {
+  /** Hits in the current window, this one included (0 from `peek` when no window is live). */
+  count: number;
+  /** Milliseconds until the current window ends. */
+  resetInMs: number;
+}
+
+/**
+ * Fixed-window counters behind every rate limit of the app (signups, sign-in brute force).
+ * Implementations: `memoryStore` (one process), `databaseStore` (table auth_rate_limits, shared by
+ * every instance on the database) and `redisStore` (shared through Redis). Pick one with
+ * `createRateLimitStores` (index.ts).
+ */
+export interface RateLimitStore {
+  readonly kind: 'memory' | 'database' | 'redis';
+  /** Counts one hit and returns the state of the current window (a new window once the last has passed). */
+  hit(key: string, limit: Limit): Promise<WindowState>;
+  /** The current state without counting. */
+  peek(key: string, limit: Limit): Promise<WindowState>;
+  /** Forgets the key's window (e.g. after a successful sign-in). */
+  reset(key: string): Promise<void>;
+  /** Releases what the store holds (a Redis connection); the store is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+export type LimitKind = 'signup' | 'ip' | 'account';
+
+/** Keys never hold raw addresses or emails, and stay short whatever the input. */
+export function limitKey(kind: LimitKind, value: string): string {
+  return `${kind}:${createHash('sha256').update(value, 'utf8').digest('base64url')}`;
+}
+
+/** Seconds for a Retry-After header (at least 1). */
+export function retryAfterSeconds(state: WindowState): number {
+  return Math.max(1, Math.ceil(state.resetInMs / 1000));
+}
