@@ -26,6 +26,9 @@ describe('admin copy', () => {
     expect(adminToasts.loadFailed).toEqual({ title: 'Error', description: 'Failed to load waitlist entries' });
     expect(adminToasts.noSelectionExport.description).toBe('Please select entries to export');
     expect(adminToasts.noSelectionDelete.description).toBe('Please select entries to delete');
+    expect(adminToasts.noSelectionExport.title).toBe('No entries selected');
+    expect(adminToasts.signedOut).toEqual({ title: 'Signed out successfully' });
+    expect(adminToasts.signOutFailed('boom')).toEqual({ title: 'Error signing out', description: 'boom' });
   });
 });
 

@@ -30,7 +30,8 @@ export const adminToasts = {
     title: 'Error',
     description: `At most ${max} selected entries can be exported at once. Use Export All to export every entry.`,
   }),
-  signedOut: { title: 'Signed out successfully', description: 'You have been signed out of the admin panel.' },
+  /** The specification gives this toast a title only. */
+  signedOut: { title: 'Signed out successfully' },
   signOutFailed: (message: string): ToastText => ({ title: 'Error signing out', description: message }),
   /** Not in the specification: the admin API refused the session (401). */
   sessionExpired: { title: 'Session expired', description: 'Please sign in again.' },

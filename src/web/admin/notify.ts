@@ -1,7 +1,7 @@
 import { toast } from 'sonner';
 import type { ToastText } from './copy.js';
 
-/** Success toasts (the shell's src/web/site/toast.tsx only offers `notifyError`). */
-export function notifySuccess({ title, description }: ToastText): void {
-  toast.success(title, { description });
+/** Success toasts; the description is optional (the spec's 'Signed out successfully' has none). */
+export function notifySuccess({ title, description }: Pick<ToastText, 'title'> & Partial<Pick<ToastText, 'description'>>): void {
+  toast.success(title, description === undefined ? undefined : { description });
 }

@@ -102,7 +102,7 @@ export const siteContent: SiteContent = {
     home: 'Private Markets On Chain',
     thanks: "You're on the waitlist",
     notFound: 'Page not found',
-    auth: 'Sign in',
+    auth: 'Admin Login',
     admin: 'Waitlist administration',
   },
   header: { homeLinkLabel: 'home', contactLabel: 'Contact' },
