@@ -6,6 +6,7 @@ import { toIsoTimestamp } from '../db/database.js';
 import type { AdminRefreshTokensTable, AdminSessionsTable, Database } from '../db/schema.js';
 import type { AuthSuccess } from './authenticate.js';
 import { AuthApiError } from './errors.js';
+import { rateLimitAddress } from '../geolocation/ip.js';
 import { databaseStore, limitKey, retryAfterSeconds, type RateLimitStore } from '../rate-limit/index.js';
 import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH, verifyAgainstDummy, verifyPassword, type WeakPassword } from './passwords.js';
 import { hashRefreshToken, newRefreshToken, signAccessToken } from './tokens.js';
@@ -38,6 +39,13 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 const CONTROL_CHARS_ALL = /[\u0000-\u001f\u007f]/g;
 /** user_metadata ends up in every access token, so keep it small. */
 const MAX_METADATA_BYTES = 16 * 1024;
+/**
+ * Deepest nesting of objects/arrays allowed in user_metadata. JSON.parse takes any depth, but
+ * JSON.stringify (here, in the JWT signer and in the reply serialiser) is recursive and throws a
+ * RangeError on a few thousand levels: a 500 now, and a stored value would break every later
+ * sign-in of the account.
+ */
+const MAX_METADATA_DEPTH = 32;
 const REFRESH_TOKEN_MIN = 12;
 const REFRESH_TOKEN_MAX = 512;
 
@@ -46,6 +54,18 @@ const tokenNotFound = () => new AuthApiError(400, 'refresh_token_not_found', 'In
 
 function rateLimited(retryAfter: number): AuthApiError {
   return new AuthApiError(429, 'over_request_rate_limit', 'Request rate limit reached', {}, { 'retry-after': String(retryAfter) });
+}
+
+/** Nesting depth of a parsed JSON value (a scalar is 0), computed without recursion; stops past `limit`. */
+function jsonDepthExceeds(value: unknown, limit: number): boolean {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: current, depth } = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Object.values(current as Record<string, unknown>)) stack.push({ value: child, depth: depth + 1 });
+  }
+  return false;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -102,7 +122,7 @@ export class AuthService {
     // Per-IP: every attempt counts. Per-account: every attempt counts until a success resets it,
     // so parallel guesses cannot slip past a check-then-count race.
     if (client.ip) {
-      const ipState = await this.limits.hit(limitKey('ip', client.ip), this.config.ipAttemptLimit);
+      const ipState = await this.limits.hit(limitKey('ip', rateLimitAddress(client.ip)), this.config.ipAttemptLimit);
       if (ipState.count > this.config.ipAttemptLimit.max) throw rateLimited(retryAfterSeconds(ipState));
     }
     const normalised = email.toLowerCase();
@@ -350,6 +370,9 @@ export class AuthService {
 
     const updates: { user_metadata?: string; password_hash?: string; updated_at?: string } = {};
     if (isPlainObject(data)) {
+      if (jsonDepthExceeds(data, MAX_METADATA_DEPTH)) {
+        throw new AuthApiError(422, 'validation_failed', `User metadata cannot be nested more than ${MAX_METADATA_DEPTH} levels deep`);
+      }
       const merged: Record<string, unknown> = { ...parseMetadata(auth.user.user_metadata) };
       for (const [key, value] of Object.entries(data)) {
         if (key === '__proto__') continue;

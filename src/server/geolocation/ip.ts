@@ -25,6 +25,24 @@ export function normalizeIp(raw: string | null | undefined): string | null {
   return null;
 }
 
+/**
+ * The address as a rate limit counts it: IPv4 (mapped forms folded) as is, IPv6 reduced to its /64,
+ * since one client usually owns a whole /64 and could otherwise rotate through it for a fresh
+ * budget on every attempt (the signup limit groups the same way). Not an IP: the trimmed text.
+ */
+export function rateLimitAddress(raw: string): string {
+  const ip = normalizeIp(raw.split('%')[0]);
+  if (!ip) return raw.trim();
+  if (!net.isIPv6(ip)) return ip;
+  const [head = '', tail = ''] = ip.split('::');
+  const headGroups = head === '' ? [] : head.split(':');
+  const tailGroups = tail === '' ? [] : tail.split(':');
+  // An embedded dotted IPv4 tail counts as two groups; only the first four groups matter here.
+  const tailCount = tailGroups.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0);
+  const groups = ip.includes('::') ? [...headGroups, ...Array<string>(Math.max(0, 8 - headGroups.length - tailCount)).fill('0'), ...tailGroups] : headGroups;
+  return `${groups.slice(0, 4).map((g) => (g.includes('.') ? g : parseInt(g, 16).toString(16))).join(':')}::/64`;
+}
+
 // (No ::ffff:0:0/96 rule: Node's BlockList matches IPv4 addresses against it, and mapped addresses
 // are folded to IPv4 by normalizeIp before they get here.)
 /** Ranges that never belong to a place: private, loopback, link-local, documentation, multicast... */
