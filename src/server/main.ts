@@ -25,6 +25,10 @@ async function main(): Promise<void> {
       process.exit(1);
     }, 15_000);
     force.unref();
+    // A keep-alive connection whose request finishes during shutdown would otherwise hold close()
+    // open until its idle timeout: close such connections as soon as they fall idle.
+    const idleSweep = setInterval(() => app.server.closeIdleConnections(), 100);
+    idleSweep.unref();
     app.close().then(
       () => {
         app.log.info('shutdown complete');

@@ -1,15 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/server/auth/admins.js';
-import { projectRoot } from '../../src/server/config.js';
 import { openDatabase } from '../../src/server/db/database.js';
 import { DEFAULT_REDIS_PREFIX, limitKey } from '../../src/server/rate-limit/index.js';
 import { ADMIN_WAITLIST_PATH } from '../../src/shared/admin/waitlist-api.js';
 import { SIGNUP_PATH } from '../../src/shared/waitlist/signup-contract.js';
 import { createScratchPostgres, TEST_REDIS_URL, type ScratchPostgres } from '../support/databases.js';
+import { freePorts, startInstance, stopInstance, waitHealthy, type Instance } from '../support/server-process.js';
 
 /**
  * Two real server processes on one PostgreSQL database, talked to over HTTP: sessions, sign-out,
@@ -22,59 +20,6 @@ const SIGNUP_MAX = 3;
 const ACCOUNT_MAX_FAILURES = 3;
 
 const REDIS_URL = TEST_REDIS_URL ?? '';
-
-/** Two distinct free ports (both held open while choosing, then released for the servers). */
-async function freePorts(): Promise<[number, number]> {
-  const servers = [net.createServer(), net.createServer()];
-  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  return [ports[0]!, ports[1]!];
-}
-
-interface Instance {
-  name: string;
-  base: string;
-  child: ChildProcess;
-  output: () => string;
-}
-
-function startInstance(name: string, port: number, env: Record<string, string>): Instance {
-  // `node --import tsx` rather than the tsx binary: one process, so SIGTERM reaches the server itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {
-    cwd: projectRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  return { name, base: `http://127.0.0.1:${port}`, child, output: () => output };
-}
-
-async function waitHealthy(instance: Instance, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (instance.child.exitCode !== null) throw new Error(`${instance.name} exited (${instance.child.exitCode}):\n${instance.output()}`);
-    try {
-      const res = await fetch(`${instance.base}/healthz`);
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${instance.name} not healthy after ${timeoutMs} ms:\n${instance.output()}`);
-}
-
-async function stopInstance(instance: Instance): Promise<void> {
-  if (instance.child.exitCode !== null || instance.child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => instance.child.once('exit', () => resolve()));
-  instance.child.kill('SIGTERM');
-  const timer = setTimeout(() => instance.child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 const backends = [
   { backend: 'PostgreSQL', redis: false },

@@ -1,0 +1,59 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { projectRoot } from '../../src/server/config.js';
+
+/** Real server processes for tests that need more than `app.inject` (several instances, signals). */
+
+/** Two distinct free ports (both held open while choosing, then released for the servers). */
+export async function freePorts(): Promise<[number, number]> {
+  const servers = [net.createServer(), net.createServer()];
+  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  return [ports[0]!, ports[1]!];
+}
+
+export interface Instance {
+  name: string;
+  base: string;
+  child: ChildProcess;
+  output: () => string;
+}
+
+export function startInstance(name: string, port: number, env: Record<string, string>): Instance {
+  // `node --import tsx` rather than the tsx binary: one process, so SIGTERM reaches the server itself.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  return { name, base: `http://127.0.0.1:${port}`, child, output: () => output };
+}
+
+export async function waitHealthy(instance: Instance, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (instance.child.exitCode !== null) throw new Error(`${instance.name} exited (${instance.child.exitCode}):\n${instance.output()}`);
+    try {
+      const res = await fetch(`${instance.base}/healthz`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${instance.name} not healthy after ${timeoutMs} ms:\n${instance.output()}`);
+}
+
+export async function stopInstance(instance: Instance): Promise<void> {
+  if (instance.child.exitCode !== null || instance.child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => instance.child.once('exit', () => resolve()));
+  instance.child.kill('SIGTERM');
+  const timer = setTimeout(() => instance.child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
