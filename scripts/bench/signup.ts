@@ -19,6 +19,8 @@ const targets = (process.env.BENCH_DATABASE_URLS ?? 'file:').split(',').map((s) 
 
 interface Result {
   database: string;
+  /** Share of one core the server process used during the run (Linux /proc; null elsewhere). */
+  serverCpu: string | null;
   requests: number;
   perSecond: number;
   statuses: Record<number, number>;
@@ -48,7 +50,18 @@ function startServer(databaseUrl: string, port: number): Promise<ChildProcess> {
   });
 }
 
-async function load(port: number, label: string, duration: number): Promise<Result> {
+/** User + system CPU seconds a process has used so far (Linux only). */
+function cpuSeconds(pid: number | undefined): number | null {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+async function load(port: number, label: string, duration: number, serverPid?: number): Promise<Result> {
+  const cpuBefore = cpuSeconds(serverPid);
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const latencies: number[] = [];
   const statuses: Record<number, number> = {};
@@ -85,10 +98,12 @@ async function load(port: number, label: string, duration: number): Promise<Resu
     }),
   );
   const elapsed = (Date.now() - began) / 1000;
+  const cpuAfter = cpuSeconds(serverPid);
+  const serverCpu = cpuBefore !== null && cpuAfter !== null ? `${Math.round(((cpuAfter - cpuBefore) / elapsed) * 100)}%` : null;
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => Number((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0).toFixed(1));
-  return { database: label, requests: latencies.length, perSecond: Math.round(latencies.length / elapsed), statuses, p50: pct(0.5), p99: pct(0.99) };
+  return { database: label, serverCpu, requests: latencies.length, perSecond: Math.round(latencies.length / elapsed), statuses, p50: pct(0.5), p99: pct(0.99) };
 }
 
 if (!fs.existsSync('dist/server/main.js')) {
@@ -102,8 +117,8 @@ for (const target of targets) {
   const server = await startServer(target, ++port);
   try {
     const label = target === 'file:' ? 'sqlite' : target.replace(/\/\/[^@]*@/, '//');
-    await load(port, label, 2); // warm-up, discarded
-    results.push(await load(port, label, seconds));
+    await load(port, label, 2, server.pid); // warm-up, discarded
+    results.push(await load(port, label, seconds, server.pid));
   } finally {
     server.kill('SIGTERM');
   }
