@@ -155,6 +155,20 @@ export class ConfigError extends Error {
   }
 }
 
+/** Exit code of an entry point that stops on bad configuration (EX_CONFIG from sysexits.h). */
+export const CONFIG_ERROR_EXIT_CODE = 78;
+
+/** loadConfig for entry points: writes every problem and returns null instead of throwing a ConfigError. */
+export function loadConfigOrReport(write: (text: string) => void, env: NodeJS.ProcessEnv = process.env): AppConfig | null {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    write(`${err.message}\n`);
+    return null;
+  }
+}
+
 /** Reads and validates the environment once; throws a ConfigError listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const parsed = envSchema.safeParse(env);

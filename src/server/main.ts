@@ -1,18 +1,10 @@
 import { buildApp } from './app.js';
 import { countAdmins } from './auth/admins.js';
-import { ConfigError, loadConfig } from './config.js';
+import { CONFIG_ERROR_EXIT_CODE, loadConfigOrReport } from './config.js';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(78);
-    }
-    throw err;
-  }
+  const config = loadConfigOrReport((text) => process.stderr.write(text));
+  if (!config) process.exit(CONFIG_ERROR_EXIT_CODE);
 
   const app = await buildApp(config);
   let closing = false;

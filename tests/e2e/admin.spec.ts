@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import { AxeBuilder } from '@axe-core/playwright';
+import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { expect, test, type Browser, type BrowserContext, type Page, type Route } from '@playwright/test';
 import { E2E_ADMIN } from '../../playwright.config.js';
 
@@ -43,15 +44,7 @@ async function adminContext(browser: Browser): Promise<{ context: BrowserContext
   return { context, page: await context.newPage() };
 }
 
-interface MockEntry {
-  id: string;
-  email: string;
-  created_at: string;
-  ip_address: string | null;
-  country: string | null;
-  city: string | null;
-  region: string | null;
-}
+type MockEntry = WaitlistEntry;
 
 function mockEntries(count: number): MockEntry[] {
   const newest = Date.parse('2026-11-22T06:00:00Z');

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProcess, type ProcessResult } from '../support/server-process.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -11,26 +11,11 @@ const PASSWORD = 'correct-Horse-battery-42';
 let dir: string;
 let dbUrl: string;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], stdin = ''): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['tsx', 'src/server/cli/admin.ts', ...args], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: 'silent' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
+function cli(args: string[], stdin = ''): Promise<ProcessResult> {
+  return runProcess('npx', ['tsx', 'src/server/cli/admin.ts', ...args], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: 'silent' },
+    stdin,
   });
 }
 

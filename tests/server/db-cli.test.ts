@@ -14,6 +14,7 @@ import { migrateToLatest } from '../../src/server/db/migrate.js';
 import { insertWaitlistEntriesSkippingDuplicates, toWaitlistEntry, WAITLIST_COLUMNS, type NewWaitlistEntry } from '../../src/server/waitlist/repository.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { createScratchPostgres, TEST_DIALECTS, type TestDialect } from '../support/databases.js';
+import { runProcess } from '../support/server-process.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const HEADER = 'Email,Date Joined,IP Address,Location';
@@ -443,17 +444,8 @@ describe('npm run db usage', () => {
 });
 
 describe('the real entry point', () => {
-  function spawnCli(command: string, args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(command, args, { cwd, env: { ...process.env, LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-  }
+  const spawnCli = (command: string, args: string[], cwd: string, env: Record<string, string>) =>
+    runProcess(command, args, { cwd, env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
 
   it('`npm run --silent db -- export` writes only the CSV; an unknown command exits 2', { timeout: 120_000 }, async () => {
     const env = { DATABASE_URL: `file:${path.join(dir, 'spawned.db')}` };

@@ -13,7 +13,7 @@
 import { listAudit } from '../audit/audit-log.js';
 import { AdminAccountError, assertStrongPassword, createAdmin, deleteAdmin, listAdmins, normaliseEmail, setAdminPassword } from '../auth/admins.js';
 import { runCli } from './run-cli.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { CONFIG_ERROR_EXIT_CODE, loadConfigOrReport } from '../config.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 
@@ -189,16 +189,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return command ? 0 : 2;
   }
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      return 78;
-    }
-    throw err;
-  }
+  const config = loadConfigOrReport((text) => process.stderr.write(text));
+  if (!config) return CONFIG_ERROR_EXIT_CODE;
   const handle = openDatabase(config.database);
   try {
     await migrateToLatest(handle.db);

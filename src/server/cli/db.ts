@@ -20,7 +20,7 @@ import { pathToFileURL } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { waitlistCsvChunks } from '../admin/csv.js';
 import { runCli } from './run-cli.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { CONFIG_ERROR_EXIT_CODE, ConfigError, loadConfig } from '../config.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { iterateAllWaitlist } from '../waitlist/admin-repository.js';
@@ -440,7 +440,7 @@ export async function run(argv: string[], io: Partial<CliIo> = {}): Promise<numb
     }
     if (err instanceof ConfigError) {
       cli.stderr.write(`${err.message}\n`);
-      return 78;
+      return CONFIG_ERROR_EXIT_CODE;
     }
     if (err instanceof CliError) {
       cli.stderr.write(`Error: ${err.message}\n`);
