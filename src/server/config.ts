@@ -29,7 +29,7 @@ export interface AppConfig {
   signupRateLimit: { max: number; windowMs: number };
   /** Redis for the rate-limit counters (signups and sign-in), shared by every instance; null: see rate-limit/index.ts. */
   redisUrl: string | null;
-  /** Seconds a request may take before the server gives up on it. */
+  /** Milliseconds a request may take before the server gives up on it. */
   requestTimeoutMs: number;
   /** The admin auth service at /auth/v1. */
   auth: {
@@ -70,34 +70,27 @@ function parseTrustProxy(value: string | undefined): TrustProxy {
   return v.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
-const positiveInt = (name: string, fallback: number) =>
+/** An optional whole number from `min` to `max`, `fallback` when unset or blank; a bad value is reported as `<expected>, got "<value>"`. */
+const wholeNumber = (fallback: number, min: number, max: number, expected: string) =>
   z
     .string()
     .optional()
     .transform((v, ctx) => {
       if (v === undefined || v.trim() === '') return fallback;
       const n = Number(v);
-      if (!Number.isInteger(n) || n <= 0) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be a positive whole number, got "${v}"` });
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `${expected}, got "${v}"` });
         return z.NEVER;
       }
       return n;
     });
 
+const positiveInt = (name: string, fallback: number) =>
+  wholeNumber(fallback, 1, Infinity, `${name} must be a positive whole number`);
+
 const envSchema = z.object({
   HOST: z.string().trim().min(1).default('0.0.0.0'),
-  PORT: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === '') return 3000;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 0 || n > 65535) {
-        ctx.addIssue({ code: 'custom', message: `must be a port number from 0 to 65535, got "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    }),
+  PORT: wholeNumber(3000, 0, 65535, 'must be a port number from 0 to 65535'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_URL: z
     .string()
@@ -130,18 +123,7 @@ const envSchema = z.object({
     (n) => n >= 300 && n <= 604_800,
     'JWT_EXPIRY_SECONDS must be from 300 (5 minutes) to 604800 (1 week)',
   ),
-  AUTH_REFRESH_REUSE_SECONDS: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === '') return 10;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 0 || n > 300) {
-        ctx.addIssue({ code: 'custom', message: `AUTH_REFRESH_REUSE_SECONDS must be a whole number from 0 to 300, got "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    }),
+  AUTH_REFRESH_REUSE_SECONDS: wholeNumber(10, 0, 300, 'AUTH_REFRESH_REUSE_SECONDS must be a whole number from 0 to 300'),
   AUTH_ACCOUNT_MAX_FAILURES: positiveInt('AUTH_ACCOUNT_MAX_FAILURES', 10),
   AUTH_ACCOUNT_WINDOW_SECONDS: positiveInt('AUTH_ACCOUNT_WINDOW_SECONDS', 900),
   AUTH_IP_MAX_ATTEMPTS: positiveInt('AUTH_IP_MAX_ATTEMPTS', 30),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { toIsoTimestamp } from '../db/database.js';
+import { parseJsonObject, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 
 export type AuditAction = 'sign_in' | 'sign_in_failed' | 'sign_out' | 'export' | 'delete';
@@ -37,15 +37,6 @@ export async function recordAudit(db: Kysely<Database>, input: AuditInput): Prom
     .execute();
 }
 
-function parseDetail(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
 /** The latest entries, newest first. */
 export async function listAudit(db: Kysely<Database>, limit: number): Promise<AuditEntry[]> {
   const n = Math.max(1, Math.min(10_000, Math.floor(limit) || 50));
@@ -63,6 +54,6 @@ export async function listAudit(db: Kysely<Database>, limit: number): Promise<Au
     actorEmail: r.actor_email,
     actorId: r.actor_id,
     ip: r.ip_address,
-    detail: parseDetail(r.detail),
+    detail: parseJsonObject(r.detail),
   }));
 }

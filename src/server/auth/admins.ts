@@ -81,10 +81,16 @@ export async function listAdmins(db: Kysely<Database>): Promise<AdminSummary[]> 
   }));
 }
 
-async function findId(db: Kysely<Database>, email: string): Promise<string> {
+/** The id of the admin with this (normalised) e-mail, or undefined when there is none. */
+export async function findAdminId(db: Kysely<Database>, email: string): Promise<string | undefined> {
   const row = await db.selectFrom('admin_users').select('id').where('email', '=', email).executeTakeFirst();
-  if (!row) throw new AdminAccountError('not_found', `No admin with the e-mail ${email}.`);
-  return row.id;
+  return row?.id;
+}
+
+async function findId(db: Kysely<Database>, email: string): Promise<string> {
+  const id = await findAdminId(db, email);
+  if (id === undefined) throw new AdminAccountError('not_found', `No admin with the e-mail ${email}.`);
+  return id;
 }
 
 /** Deletes the admin; its sessions and refresh tokens go with it (ON DELETE CASCADE, and explicitly). */

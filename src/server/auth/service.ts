@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { PostgresAdapter, sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { recordAudit } from '../audit/audit-log.js';
 import type { AppConfig } from '../config.js';
-import { toIsoTimestamp } from '../db/database.js';
+import { isPostgres, parseJsonObject, toIsoTimestamp } from '../db/database.js';
 import type { AdminRefreshTokensTable, AdminSessionsTable, Database } from '../db/schema.js';
 import type { AuthSuccess } from './authenticate.js';
 import { AuthApiError } from './errors.js';
@@ -10,7 +10,7 @@ import { rateLimitAddress } from '../geolocation/ip.js';
 import { databaseStore, limitKey, retryAfterSeconds, type RateLimitStore } from '../rate-limit/index.js';
 import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH, verifyAgainstDummy, verifyPassword, type WeakPassword } from './passwords.js';
 import { hashRefreshToken, newRefreshToken, signAccessToken } from './tokens.js';
-import { parseMetadata, userJson, type AdminUserRow } from './user-json.js';
+import { userJson, type AdminUserRow } from './user-json.js';
 
 export interface AuthServiceOptions {
   db: Kysely<Database>;
@@ -99,7 +99,7 @@ export class AuthService {
     this.config = options.config;
     this.now = options.now ?? Date.now;
     this.limits = options.limits ?? databaseStore(options.db, { now: this.now });
-    this.isPostgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
+    this.isPostgres = isPostgres(this.db);
   }
 
   private nowIso(): string {
@@ -205,7 +205,7 @@ export class AuthService {
       userId: user.id,
       email: user.email,
       sessionId: session.id,
-      userMetadata: parseMetadata(user.user_metadata),
+      userMetadata: parseJsonObject(user.user_metadata),
       passwordAt: Math.floor(new Date(toIsoTimestamp(session.created_at)).getTime() / 1000),
       issuedAt,
       expiresInSeconds: expiresIn,
@@ -373,7 +373,7 @@ export class AuthService {
       if (jsonDepthExceeds(data, MAX_METADATA_DEPTH)) {
         throw new AuthApiError(422, 'validation_failed', `User metadata cannot be nested more than ${MAX_METADATA_DEPTH} levels deep`);
       }
-      const merged: Record<string, unknown> = { ...parseMetadata(auth.user.user_metadata) };
+      const merged: Record<string, unknown> = { ...parseJsonObject(auth.user.user_metadata) };
       for (const [key, value] of Object.entries(data)) {
         if (key === '__proto__') continue;
         if (value === null) delete merged[key];

@@ -1,19 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import { toIsoTimestamp } from '../db/database.js';
+import { parseJsonObject, toIsoTimestamp } from '../db/database.js';
 import type { AdminUsersTable } from '../db/schema.js';
 import { JWT_AUDIENCE, JWT_ROLE } from './tokens.js';
 
 export type AdminUserRow = Selectable<AdminUsersTable>;
-
-export function parseMetadata(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
 
 /** A stable UUID-shaped identity id derived from the user id (there is no identities table). */
 function identityId(userId: string): string {
@@ -50,7 +41,7 @@ export function userJson(user: AdminUserRow): Record<string, unknown> {
     confirmed_at: createdAt,
     ...(lastSignInAt ? { last_sign_in_at: lastSignInAt } : {}),
     app_metadata: { provider: 'email', providers: ['email'] },
-    user_metadata: parseMetadata(user.user_metadata),
+    user_metadata: parseJsonObject(user.user_metadata),
     identities: [identity],
     created_at: createdAt,
     updated_at: updatedAt,

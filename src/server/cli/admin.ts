@@ -11,7 +11,16 @@
  * Exit codes: 0 ok, 1 failed (unknown admin, duplicate, weak password…), 2 bad usage, 78 bad config.
  */
 import { listAudit } from '../audit/audit-log.js';
-import { AdminAccountError, assertStrongPassword, createAdmin, deleteAdmin, listAdmins, normaliseEmail, setAdminPassword } from '../auth/admins.js';
+import {
+  AdminAccountError,
+  assertStrongPassword,
+  createAdmin,
+  deleteAdmin,
+  findAdminId,
+  listAdmins,
+  normaliseEmail,
+  setAdminPassword,
+} from '../auth/admins.js';
 import { runCli } from './run-cli.js';
 import { CONFIG_ERROR_EXIT_CODE, loadConfigOrReport } from '../config.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
@@ -131,7 +140,7 @@ async function run(handle: DatabaseHandle, command: string, args: string[]): Pro
   switch (command) {
     case 'create': {
       const email = oneEmail(args, command);
-      if ((await listAdmins(db)).some((a) => a.email === email)) {
+      if ((await findAdminId(db, email)) !== undefined) {
         throw new AdminAccountError('duplicate', `An admin with the e-mail ${email} already exists.`);
       }
       const password = await readNewPassword();
@@ -158,7 +167,7 @@ async function run(handle: DatabaseHandle, command: string, args: string[]): Pro
     case 'set-password': {
       const email = oneEmail(args, command);
       // Check the account first so nobody types a password for nothing.
-      if (!(await listAdmins(db)).some((a) => a.email === email)) throw new AdminAccountError('not_found', `No admin with the e-mail ${email}.`);
+      if ((await findAdminId(db, email)) === undefined) throw new AdminAccountError('not_found', `No admin with the e-mail ${email}.`);
       const password = await readNewPassword();
       const revoked = await setAdminPassword(db, email, password);
       out(`Password updated for ${email}; ${revoked} session${revoked === 1 ? '' : 's'} signed out.`);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
@@ -33,6 +33,11 @@ export function rawSqliteOf(db: Kysely<any>): SQLite.Database | undefined {
   return sqliteHandles.get(db);
 }
 
+/** True when `db` (or a transaction of it) runs on PostgreSQL, for the few queries that differ per dialect. */
+export function isPostgres(db: Kysely<any>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
 export interface OpenOptions {
   /** Where to report errors of idle pooled PostgreSQL connections (a restart, a dropped link). */
   onIdleError?: (err: Error) => void;
@@ -55,6 +60,16 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
 /** Turns a driver timestamp (Date from pg, ISO text from SQLite) into an ISO-8601 UTC string. */
 export function toIsoTimestamp(value: Date | string): string {
   return (value instanceof Date ? value : new Date(value)).toISOString();
+}
+
+/** A JSON column (stored as text on both dialects) read as an object; anything else, or bad JSON, gives `{}`. */
+export function parseJsonObject(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 /** Unique-constraint violations look different per driver; callers only need to know it was one. */

@@ -1,4 +1,5 @@
-import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { isPostgres } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { toWaitlistEntry as toEntry, WAITLIST_COLUMNS } from './repository.js';
@@ -28,11 +29,6 @@ export const ID_CHUNK_SIZE = 5000;
 
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const UUID_RE = new RegExp(UUID_PATTERN);
-
-
-function isPostgres(db: Kysely<Database>): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter;
-}
 
 /**
  * created_at exactly as the database compares it. SQLite stores ISO text, so the stored text is

@@ -1,9 +1,5 @@
 /** Every text of the admin panel that the specification fixes, plus the few it leaves to us. */
-
-export interface ToastText {
-  title: string;
-  description: string;
-}
+import type { ToastText } from '../site/toast.js';
 
 /** 'N person signed up' / 'N people signed up', plus ' (N selected)' while rows are ticked. */
 export function countLine(total: number, selected: number): string {

@@ -31,7 +31,7 @@ function whenIdle(callback: () => void): () => void {
   return () => window.clearTimeout(handle);
 }
 
-/** The app's one toast outlet. Admin pages may call sonner's `toast` directly: it shows up here. */
+/** The app's one toast outlet: every `notifyError`/`notifySuccess` shows up here. */
 export function AppToaster() {
   const [Toaster, setToaster] = useState<ComponentType<ToasterProps> | null>(null);
 
@@ -69,9 +69,9 @@ export function notifyError({ title, description }: ToastText): void {
   });
 }
 
-/** Shows a success toast with a title and a description. */
-export function notifySuccess({ title, description }: ToastText): void {
+/** Shows a success toast; the description is optional (the admin's 'Signed out successfully' has none). */
+export function notifySuccess({ title, description }: Pick<ToastText, 'title'> & Partial<Pick<ToastText, 'description'>>): void {
   void loadSonner().then(({ toast }) => {
-    toast.success(title, { description });
+    toast.success(title, description === undefined ? undefined : { description });
   });
 }
