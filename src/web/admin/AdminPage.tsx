@@ -8,6 +8,7 @@ import { paths } from '../app/paths.js';
 import { getAuthClient, authErrorMessage } from '../auth/auth-client.js';
 import { siteContent } from '../site/content.js';
 import { LogoMark } from '../site/Logo.js';
+import { PageFrame } from '../site/PageFrame.js';
 import { notifyError, notifySuccess } from '../site/toast.js';
 import { deleteWaitlistEntries, exportWaitlist, isUnauthorized } from './admin-api.js';
 import { adminToasts, countLine } from './copy.js';
@@ -70,8 +71,7 @@ function AdminDashboard({ email }: { email: string }) {
   }
 
   return (
-    <div className="relative isolate flex min-h-dvh flex-col overflow-x-clip">
-      <div aria-hidden="true" className="site-backdrop pointer-events-none absolute inset-x-0 top-0 -z-10 h-[42rem]" />
+    <PageFrame>
       <header className="border-b border-white/10">
         <div className="mx-auto flex max-w-6xl flex-wrap items-center justify-between gap-x-6 gap-y-3 px-5 py-4 sm:px-8">
           <div className="flex min-w-0 items-center gap-3">
@@ -94,7 +94,7 @@ function AdminDashboard({ email }: { email: string }) {
       <main className="mx-auto w-full max-w-6xl flex-1 px-5 py-8 sm:px-8 sm:py-12">
         <WaitlistPanel onUnauthorized={endExpiredSession} />
       </main>
-    </div>
+    </PageFrame>
   );
 }
 

@@ -7,6 +7,7 @@ import { siteContent } from '../site/content.js';
 import { LogoMark } from '../site/Logo.js';
 import { notifyError } from '../site/toast.js';
 import { authErrorMessage, getAuthClient } from './auth-client.js';
+import { PageFrame } from '../site/PageFrame.js';
 
 const inputStyles =
   'h-12 w-full rounded-xl border border-white/15 bg-slate-950/60 px-4 text-base text-white placeholder:text-slate-400 transition-colors hover:border-white/25 focus:border-emerald-300 disabled:cursor-not-allowed disabled:opacity-60';
@@ -75,8 +76,7 @@ export default function AuthPage() {
   }
 
   return (
-    <div className="relative isolate flex min-h-dvh flex-col overflow-x-clip">
-      <div aria-hidden="true" className="site-backdrop pointer-events-none absolute inset-x-0 top-0 -z-10 h-[42rem]" />
+    <PageFrame>
       <main className="flex flex-1 items-center justify-center px-5 py-12 sm:px-8">
         <div className="w-full max-w-sm">
           <div className="mb-8 flex flex-col items-center gap-3 text-center">
@@ -133,6 +133,6 @@ export default function AuthPage() {
           </p>
         </div>
       </main>
-    </div>
+    </PageFrame>
   );
 }

@@ -3,14 +3,14 @@ import { Outlet } from 'react-router';
 import { siteContent } from './content.js';
 import { SiteFooter } from './SiteFooter.js';
 import { SiteHeader } from './SiteHeader.js';
+import { PageFrame } from './PageFrame.js';
 
 export const MAIN_ID = 'main';
 
 /** Header, main landmark and regulatory footer around a public page (the route's element, or `children`). */
 export function SiteLayout({ children }: { children?: ReactNode }) {
   return (
-    <div className="relative isolate flex min-h-dvh flex-col overflow-x-clip">
-      <div aria-hidden="true" className="site-backdrop pointer-events-none absolute inset-x-0 top-0 -z-10 h-[42rem]" />
+    <PageFrame>
       <a
         href={`#${MAIN_ID}`}
         className="sr-only rounded-md bg-emerald-400 px-4 py-2 font-semibold text-slate-950 focus:not-sr-only focus:absolute focus:top-3 focus:left-3 focus:z-50"
@@ -22,6 +22,6 @@ export function SiteLayout({ children }: { children?: ReactNode }) {
         {children ?? <Outlet />}
       </main>
       <SiteFooter />
-    </div>
+    </PageFrame>
   );
 }
