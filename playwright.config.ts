@@ -4,6 +4,7 @@ import { defineConfig, devices } from '@playwright/test';
 import { findChromium } from './scripts/ensure-chromium.mjs';
 
 const port = Number(process.env.E2E_PORT ?? 4173);
+export const E2E_BASE_URL = `http://127.0.0.1:${port}`;
 export const E2E_ADMIN = { email: 'e2e-admin@example.com', password: 'correct horse battery staple 42' };
 
 export default defineConfig({
@@ -15,7 +16,7 @@ export default defineConfig({
   timeout: 30_000,
   reporter: process.env.CI ? [['list']] : [['list'], ['html', { open: 'never' }]],
   use: {
-    baseURL: `http://127.0.0.1:${port}`,
+    baseURL: E2E_BASE_URL,
     trace: 'retain-on-failure',
     screenshot: 'only-on-failure',
     launchOptions: {
@@ -26,7 +27,7 @@ export default defineConfig({
   projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'] } }],
   webServer: {
     command: 'node scripts/e2e-server.mjs',
-    url: `http://127.0.0.1:${port}/healthz`,
+    url: `${E2E_BASE_URL}/healthz`,
     reuseExistingServer: false,
     timeout: 60_000,
     stdout: 'ignore',

@@ -6,6 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { PAGE_NAMES, PAGES, SIGNUP_ERROR_FILE, type PageName } from '../src/shared/site/pages.js';
 import type * as ServerEntryModule from '../src/web/entry-server.js';
 
 type ServerEntry = typeof ServerEntryModule;
@@ -15,18 +16,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const webDir = path.resolve(process.argv[2] ?? path.join(root, 'dist/web'));
 const serverDir = path.resolve(process.argv[3] ?? path.join(root, 'dist/prerender'));
 
-/** Output file → URL rendered into it. */
-const PAGES: ReadonlyArray<readonly [file: string, url: string]> = [
-  ['index.html', '/'],
-  ['thanks.html', '/thanks'],
-  ['404.html', '/__prerender-not-found__'],
-  ['auth.html', '/auth'],
-  ['admin.html', '/admin'],
-];
+/** A URL no page has: what the not-found page is rendered from. */
+const NOT_FOUND_URL = '/__prerender-not-found__';
 
 /** Pages that send the visitor on without JavaScript (the client navigates itself when it runs). */
-const NO_SCRIPT_HEAD: Record<string, string> = {
-  'thanks.html': '<noscript><meta http-equiv="refresh" content="5;url=/" /></noscript>',
+const NO_SCRIPT_HEAD: Partial<Record<PageName, string>> = {
+  thanks: '<noscript><meta http-equiv="refresh" content="5;url=/" /></noscript>',
 };
 
 const INLINE_SCRIPT = /<script\b(?![^>]*\ssrc=)[^>]*>[\s\S]*?<\/script>/gi;
@@ -70,12 +65,13 @@ async function main(): Promise<void> {
   const template = await fs.readFile(path.join(webDir, 'index.html'), 'utf8');
   const entryPath = path.join(serverDir, 'entry-server.js');
   const server = (await import(pathToFileURL(entryPath).href)) as ServerEntry;
-  const { siteContent } = await import('../src/web/site/content.js');
-  const description = siteContent.metaDescription;
+  const { prerenderContent } = await import('../src/web/site/content.js');
+  const description = prerenderContent.metaDescription;
 
-  for (const [file, url] of PAGES) {
-    const page = await server.render(url);
-    const html = fillTemplate(template, { title: page.title, description, head: NO_SCRIPT_HEAD[file], body: page.html });
+  for (const name of PAGE_NAMES) {
+    const { path: url, file } = PAGES[name];
+    const page = await server.render(url ?? NOT_FOUND_URL);
+    const html = fillTemplate(template, { title: page.title, description, head: NO_SCRIPT_HEAD[name], body: page.html });
     await fs.writeFile(path.join(webDir, file), html);
   }
 
@@ -85,18 +81,19 @@ async function main(): Promise<void> {
     .replace(/\s*<script\b[^>]*>[\s\S]*?<\/script>/gi, '')
     .replace(/\s*<link\b[^>]*\brel="modulepreload"[^>]*>/gi, '');
   await fs.writeFile(
-    path.join(webDir, 'signup-error.html'),
+    path.join(webDir, SIGNUP_ERROR_FILE),
     fillTemplate(staticTemplate, { title: errorPage.title, description, body: errorPage.html }, { keepTitleRaw: true }),
   );
 
-  for (const file of [...PAGES.map(([f]) => f), 'signup-error.html']) {
+  const files = [...PAGE_NAMES.map((name) => PAGES[name].file), SIGNUP_ERROR_FILE];
+  for (const file of files) {
     const html = await fs.readFile(path.join(webDir, file), 'utf8');
     const inline = html.match(INLINE_SCRIPT);
     if (inline) throw new Error(`prerender: ${file} has an inline script: ${inline[0].slice(0, 120)}`);
   }
 
   await fs.rm(serverDir, { recursive: true, force: true });
-  console.log(`prerendered ${PAGES.length + 1} pages into ${path.relative(root, webDir)}`);
+  console.log(`prerendered ${files.length} pages into ${path.relative(root, webDir)}`);
 }
 
 main().catch((error: unknown) => {

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { AppConfig, TrustProxy } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -7,9 +8,10 @@ import { registerSecurity } from './http/security.js';
 import { healthRoutes } from './http/health.js';
 import { createGeolocator, type Geolocator } from './geolocation/geolocator.js';
 import { waitlistRoutes } from './waitlist/routes.js';
-import { adminWaitlistRoutes } from './admin/routes.js';
+import { adminWaitlistRoutes } from './waitlist/admin-routes.js';
 import { siteRoutes } from './site/routes.js';
 import { authRoutes } from './auth/routes.js';
+import { registerAdminGuard } from './auth/require-admin.js';
 import { createRateLimitStores, type RateLimitStores } from './rate-limit/index.js';
 
 declare module 'fastify' {
@@ -63,7 +65,11 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
 
   const geolocator = options.geolocator ?? (await createGeolocator(config.geolocation, app.log));
 
+  // Every route's schemas are zod contracts from src/shared (docs/decisions/007).
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
   registerErrorHandler(app);
+  registerAdminGuard(app);
   await registerSecurity(app);
   await app.register(healthRoutes);
   await app.register(waitlistRoutes, { geolocator });

@@ -2,10 +2,10 @@ import { StrictMode, type ReactNode } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { prerenderToNodeStream } from 'react-dom/static';
 import { StaticRouter } from 'react-router';
+import { pageAt } from '../shared/site/pages.js';
 import { App } from './app/App.js';
-import { titleForPath } from './app/paths.js';
 import { SignupErrorPage } from './pages/SignupErrorPage.js';
-import { siteContent } from './site/content.js';
+import { documentTitle, pageTitle } from './site/page-title.js';
 
 export interface RenderedPage {
   /** Markup for `<div id="root">`. */
@@ -41,7 +41,7 @@ export async function render(url: string): Promise<RenderedPage> {
   );
   const html = await readAll(prelude);
   if (errors.length > 0) throw new Error(`prerendering ${url} failed`, { cause: errors[0] });
-  return { html, title: titleForPath(new URL(url, 'http://localhost').pathname) };
+  return { html, title: pageTitle(pageAt(new URL(url, 'http://localhost').pathname)) };
 }
 
 /**
@@ -54,5 +54,5 @@ export function renderSignupErrorPage(): RenderedPage {
       <SignupErrorPage title="{{title}}" message="{{message}}" />
     </StaticRouter>
   );
-  return { html: renderToStaticMarkup(page), title: `{{title}} · ${siteContent.productName}` };
+  return { html: renderToStaticMarkup(page), title: documentTitle('{{title}}') };
 }

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { PAGE_NAMES, PAGES, SIGNUP_ERROR_FILE } from '../../src/shared/site/pages.js';
 
 const WEB_ROOT = path.resolve('dist/web');
 const JS_BUDGET = 100 * 1024;
@@ -15,7 +16,7 @@ const CSS_BUDGET = 10 * 1024;
  * admin-panel texts. (Page titles such as 'Admin Login' live in the shell's title table on purpose.)
  */
 const ADMIN_MARKERS = ['X-Supabase-Api-Version', 'gotrue', 'Welcome,', 'No waitlist entries yet.', 'Are you sure?'];
-const HTML_PAGES = ['index.html', 'thanks.html', '404.html', 'auth.html', 'admin.html', 'signup-error.html'];
+const HTML_PAGES = [...PAGE_NAMES.map((name) => PAGES[name].file), SIGNUP_ERROR_FILE];
 
 /** `<script>` elements without a `src`: forbidden by the CSP (script-src 'self'). */
 const INLINE_SCRIPT = /<script\b(?![^>]*\ssrc=)[^>]*>/gi;

@@ -1,20 +1,19 @@
 import fs from 'node:fs/promises';
 import { AxeBuilder } from '@axe-core/playwright';
-import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
-import { expect, test, type Browser, type BrowserContext, type Page, type Route } from '@playwright/test';
+import type { Page, Route } from '@playwright/test';
 import { E2E_ADMIN } from '../../playwright.config.js';
+import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { AUTH_STORAGE_KEY } from '../../src/web/session/auth-client.js';
+import { expect, test } from './fixtures.js';
 
 /**
  * The admin login (/auth) and the admin panel (/admin) against the real server (auth service, admin
  * API, CSV export), plus a few cases with the admin API mocked: thousands of rows, empty, failing, 401.
  *
- * Sign-ins are rationed (the auth service limits attempts per IP): one shared session for the tests
- * that keep it, and a fresh one for each test that ends its session.
+ * Sessions come from the auth API (see fixtures.ts): one shared per worker for the tests that keep it,
+ * and one of its own for each test that ends its session. One test signs in through the /auth page.
  */
 test.describe.configure({ mode: 'serial' });
-
-type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
-let sharedSession: StorageState;
 
 const people = (n: number) => `${n} ${n === 1 ? 'person' : 'people'} signed up`;
 const uniqueEmail = (label: string) => `${label}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
@@ -27,21 +26,6 @@ async function expectToast(page: Page, title: string, description: string) {
 async function expectNoAxeViolations(page: Page) {
   const { violations } = await new AxeBuilder({ page }).analyze();
   expect(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
-}
-
-async function signIn(page: Page) {
-  await page.goto('/auth');
-  await page.getByLabel('Email').fill(E2E_ADMIN.email);
-  await page.getByLabel('Password').fill(E2E_ADMIN.password);
-  await page.getByRole('button', { name: 'Sign In' }).click();
-  await expect(page).toHaveURL(/\/admin$/);
-  await expect(page.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
-}
-
-/** A page in a new context that already holds the shared admin session. */
-async function adminContext(browser: Browser): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ storageState: sharedSession, acceptDownloads: true });
-  return { context, page: await context.newPage() };
 }
 
 type MockEntry = WaitlistEntry;
@@ -75,14 +59,6 @@ async function mockWaitlist(page: Page, entries: MockEntry[], seen: Array<{ url:
   );
 }
 
-test.beforeAll(async ({ browser }) => {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await signIn(page);
-  sharedSession = await context.storageState();
-  await context.close();
-});
-
 test.describe('/auth', () => {
   test('no session: /admin sends you to the login page, which passes axe', async ({ page }) => {
     await page.goto('/admin');
@@ -111,14 +87,10 @@ test.describe('/auth', () => {
     await expect(page.getByLabel('Password')).toBeFocused();
   });
 
-  test('busy state, then /admin; with a session /auth goes straight to /admin', async ({ browser }) => {
-    const { context, page } = await adminContext(browser);
-    await page.goto('/auth');
-    await expect(page).toHaveURL(/\/admin$/);
-    await context.close();
+  test('busy state, then /admin; with a session /auth goes straight to /admin', async ({ adminPage, page: login }) => {
+    await adminPage.goto('/auth');
+    await expect(adminPage).toHaveURL(/\/admin$/);
 
-    const fresh = await browser.newContext();
-    const login = await fresh.newPage();
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     await login.route((url) => url.pathname === '/auth/v1/token', async (route) => {
@@ -135,17 +107,15 @@ test.describe('/auth', () => {
     release();
     await expect(login).toHaveURL(/\/admin$/);
     await expect(login.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
-    await fresh.close();
   });
 });
 
 test.describe('/admin with the real admin API', () => {
-  test('lists entries newest first, selects, exports and deletes', async ({ browser, request }) => {
+  test('lists entries newest first, selects, exports and deletes', async ({ adminPage: page, request }) => {
     const emails = [uniqueEmail('admin-a'), uniqueEmail('admin-b'), uniqueEmail('admin-c')];
     for (const email of emails) expect((await request.post('/api/waitlist', { data: { email } })).status()).toBe(201);
     const [a, b, c] = emails as [string, string, string];
 
-    const { context, page } = await adminContext(browser);
     await page.goto('/admin');
     await expect(page.getByRole('heading', { name: 'Waitlist' })).toBeVisible();
     await expect(page.getByRole('link', { name: 'View Site' })).toHaveAttribute('href', '/');
@@ -212,13 +182,11 @@ test.describe('/admin with the real admin API', () => {
     await page.reload();
     await expect(firstRows.nth(0)).toContainText(b);
     await expect(page.getByText(c)).toHaveCount(0);
-    await context.close();
   });
 });
 
 test.describe('/admin with a mocked admin API', () => {
-  test('loads every page in the background, renders only visible rows, selects all and clears', async ({ browser }) => {
-    const { context, page } = await adminContext(browser);
+  test('loads every page in the background, renders only visible rows, selects all and clears', async ({ adminPage: page }) => {
     const seen: Array<{ url: URL; authorization?: string }> = [];
     await mockWaitlist(page, mockEntries(12_345), seen);
     await page.goto('/admin');
@@ -249,11 +217,9 @@ test.describe('/admin with a mocked admin API', () => {
     await selectAll.click();
     await expect(page.getByText('12345 people signed up', { exact: true })).toBeVisible();
     await expect(selectAll).toHaveAttribute('aria-checked', 'false');
-    await context.close();
   });
 
-  test('one entry: singular count line and dialog text', async ({ browser }) => {
-    const { context, page } = await adminContext(browser);
+  test('one entry: singular count line and dialog text', async ({ adminPage: page }) => {
     await mockWaitlist(page, mockEntries(1));
     await page.goto('/admin');
     await expect(page.getByText('1 person signed up', { exact: true })).toBeVisible();
@@ -264,22 +230,18 @@ test.describe('/admin with a mocked admin API', () => {
       'This will permanently delete 1 selected waitlist entry. This action cannot be undone.',
     );
     await page.getByRole('button', { name: 'Cancel' }).click();
-    await context.close();
   });
 
-  test('empty waitlist: the empty state and no buttons', async ({ browser }) => {
-    const { context, page } = await adminContext(browser);
+  test('empty waitlist: the empty state and no buttons', async ({ adminPage: page }) => {
     await mockWaitlist(page, []);
     await page.goto('/admin');
     await expect(page.getByText('No waitlist entries yet.')).toBeVisible();
     await expect(page.getByRole('button', { name: 'Export All' })).toHaveCount(0);
     await expect(page.getByRole('button', { name: 'Delete Selected' })).toHaveCount(0);
     await expectNoAxeViolations(page);
-    await context.close();
   });
 
-  test('a spinner while loading; a failed load gives the "Failed to load" toast', async ({ browser }) => {
-    const { context, page } = await adminContext(browser);
+  test('a spinner while loading; a failed load gives the "Failed to load" toast', async ({ adminPage: page }) => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     await page.route(
@@ -294,11 +256,9 @@ test.describe('/admin with a mocked admin API', () => {
     release();
     await expectToast(page, 'Error', 'Failed to load waitlist entries');
     await expect(page.getByRole('status', { name: 'Loading' })).toHaveCount(0);
-    await context.close();
   });
 
-  test('a failed delete keeps the rows and says why', async ({ browser }) => {
-    const { context, page } = await adminContext(browser);
+  test('a failed delete keeps the rows and says why', async ({ adminPage: page }) => {
     await mockWaitlist(page, mockEntries(3));
     await page.route('**/api/admin/waitlist/delete', (route) =>
       route.fulfill({ status: 500, json: { error: { code: 'internal_error', message: 'Something went wrong on our side.' } } }),
@@ -309,15 +269,15 @@ test.describe('/admin with a mocked admin API', () => {
     await page.getByRole('alertdialog').getByRole('button', { name: 'Delete' }).click();
     await expectToast(page, 'Error', 'Failed to delete entries: Something went wrong on our side.');
     await expect(page.getByText('3 people signed up (1 selected)')).toBeVisible();
-    await context.close();
   });
 });
 
 test.describe('ending the session', () => {
-  test('a 401 from the admin API signs out locally and goes to /auth', async ({ browser }) => {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await signIn(page);
+  test('a 401 from the admin API signs out locally and goes to /auth', async ({ ownAdminContext }) => {
+    const page = await ownAdminContext.newPage();
+    await page.goto('/admin');
+    await expect(page).toHaveURL(/\/admin$/);
+    await expect(page.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
     await page.route(
       (url) => url.pathname === '/api/admin/waitlist',
       (route) => route.fulfill({ status: 401, json: { error: { code: 'unauthorized', message: 'Sign in again.' } } }),
@@ -325,15 +285,15 @@ test.describe('ending the session', () => {
     await page.reload();
     await expect(page).toHaveURL(/\/auth$/);
     await expectToast(page, 'Session expired', 'Please sign in again.');
-    expect(await page.evaluate(() => localStorage.getItem('sb-waitlist-auth-token'))).toBeNull();
-    await context.close();
+    expect(await page.evaluate((key) => localStorage.getItem(key), AUTH_STORAGE_KEY)).toBeNull();
   });
 
-  test('Sign Out: toast, /auth, and another tab follows', async ({ browser }) => {
-    const context = await browser.newContext();
-    const first = await context.newPage();
-    await signIn(first);
-    const second = await context.newPage();
+  test('Sign Out: toast, /auth, and another tab follows', async ({ ownAdminContext }) => {
+    const first = await ownAdminContext.newPage();
+    await first.goto('/admin');
+    await expect(first).toHaveURL(/\/admin$/);
+    await expect(first.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
+    const second = await ownAdminContext.newPage();
     await second.goto('/admin');
     await expect(second.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
 
@@ -347,6 +307,5 @@ test.describe('ending the session', () => {
 
     await first.goto('/admin');
     await expect(first).toHaveURL(/\/auth$/);
-    await context.close();
   });
 });

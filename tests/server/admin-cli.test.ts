@@ -2,8 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProcess, type ProcessResult } from '../support/server-process.js';
+import { run } from '../../src/server/cli/admin.js';
+import { runCliInProcess, runProcess, type ProcessResult } from '../support/server-process.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { postPasswordGrant } from '../support/sign-in.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const PASSWORD = 'correct-Horse-battery-42';
@@ -12,7 +14,12 @@ let dir: string;
 let dbUrl: string;
 
 function cli(args: string[], stdin = ''): Promise<ProcessResult> {
-  return runProcess('npx', ['tsx', 'src/server/cli/admin.ts', ...args], {
+  return runCliInProcess(run, args, { env: { DATABASE_URL: dbUrl, LOG_LEVEL: 'silent' }, stdin });
+}
+
+/** The real entry point, `npm run admin -- …`, as an operator runs it. */
+function spawnCli(args: string[], stdin = ''): Promise<ProcessResult> {
+  return runProcess('npm', ['run', '--silent', 'admin', '--', ...args], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: 'silent' },
     stdin,
@@ -33,7 +40,7 @@ describe('npm run admin', () => {
     expect(empty.code).toBe(0);
     expect(empty.stdout).toMatch(/No admins yet/);
 
-    const created = await cli(['create', 'Boss@Example.com'], `${PASSWORD}\nignored second line\n`);
+    const created = await spawnCli(['create', 'Boss@Example.com'], `${PASSWORD}\nignored second line\n`);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toContain('Created admin boss@example.com');
 
@@ -52,7 +59,7 @@ describe('npm run admin', () => {
     expect(badEmail.code).toBe(1);
     expect(badEmail.stderr).toMatch(/not a valid e-mail/);
 
-    const unknown = await cli(['frobnicate']);
+    const unknown = await spawnCli(['frobnicate']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/Unknown command/);
 
@@ -68,13 +75,7 @@ describe('npm run admin', () => {
   it('the server accepts the account; set-password revokes sessions; audit shows sign-ins; delete removes it', { timeout: 120_000 }, async () => {
     // The real app on the same database file.
     let t: TestApp = await createTestApp({ DATABASE_URL: dbUrl });
-    const signIn = (password: string) =>
-      t.app.inject({
-        method: 'POST',
-        url: '/auth/v1/token?grant_type=password',
-        headers: { 'content-type': 'application/json' },
-        payload: JSON.stringify({ email: 'boss@example.com', password }),
-      });
+    const signIn = (password: string) => postPasswordGrant(t.app, { email: 'boss@example.com', password });
     const ok = await signIn(PASSWORD);
     expect(ok.statusCode, ok.body).toBe(200);
     expect((await signIn('wrong-password-123')).statusCode).toBe(400);

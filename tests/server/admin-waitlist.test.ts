@@ -9,23 +9,13 @@ import { ADMIN_WAITLIST_PATH, type WaitlistPage } from '../../src/shared/admin/w
 import { formatDateJoined } from '../../src/shared/waitlist/display.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
+import { signIn } from '../support/sign-in.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
-const ADMIN_EMAIL = 'admin@example.com';
-const ADMIN_PASSWORD = 'correct horse battery staple';
+const ADMIN = { email: 'admin@example.com', password: 'correct horse battery staple' };
 
 let t: TestApp;
 let token: string;
-
-async function signIn(): Promise<string> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/auth/v1/token?grant_type=password',
-    payload: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json<{ access_token: string }>().access_token;
-}
 
 type Method = 'GET' | 'POST';
 function call(method: Method, url: string, options: { body?: unknown; auth?: string | null } = {}) {
@@ -67,8 +57,8 @@ describe.each(TEST_DIALECTS)('admin waitlist API (%s)', (dialect: TestDialect) =
   // A fresh app on a fresh database per test (a scratch PostgreSQL database copied from the migrated template).
   beforeEach(async () => {
     t = await createTestApp({}, { dialect });
-    await createAdmin(t.app.database.db, ADMIN_EMAIL, ADMIN_PASSWORD);
-    token = await signIn();
+    await createAdmin(t.app.database.db, ADMIN.email, ADMIN.password);
+    token = (await signIn(t.app, ADMIN)).access_token;
   });
   afterEach(async () => {
     await t?.close();
@@ -228,7 +218,7 @@ describe.each(TEST_DIALECTS)('admin waitlist API (%s)', (dialect: TestDialect) =
       const [audit] = await listAudit(t.app.database.db, 1);
       expect(audit).toMatchObject({
         action: 'delete',
-        actorEmail: ADMIN_EMAIL,
+        actorEmail: ADMIN.email,
         detail: { count: 2, emails: [rows[2]!.email, rows[0]!.email] },
       });
       expect(audit!.actorId).toEqual(expect.any(String));
@@ -315,7 +305,7 @@ describe.each(TEST_DIALECTS)('admin waitlist API (%s)', (dialect: TestDialect) =
       );
 
       const [audit] = await listAudit(t.app.database.db, 1);
-      expect(audit).toMatchObject({ action: 'export', actorEmail: ADMIN_EMAIL, detail: { count: 7, scope: 'all' } });
+      expect(audit).toMatchObject({ action: 'export', actorEmail: ADMIN.email, detail: { count: 7, scope: 'all' } });
     });
 
     it('writes Date Joined in UTC when no time zone is given, also without a body', async () => {

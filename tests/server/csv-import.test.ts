@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { CSV_BOM, csvRecord, waitlistCsvChunks } from '../../src/server/admin/csv.js';
+import { CSV_BOM, csvRecord, readCsvRecords, removeFormulaQuote } from '../../src/shared/csv.js';
 import {
   CsvHeaderError,
   parseDateJoined,
   parseIpAddress,
   parseLocation,
   parseWaitlistCsv,
-  readCsvRecords,
-  removeFormulaQuote,
-} from '../../src/server/waitlist/csv-import.js';
+  waitlistCsvChunks,
+} from '../../src/shared/waitlist/csv.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 
 const HEADER = 'Email,Date Joined,IP Address,Location';
@@ -156,8 +155,8 @@ describe('parseWaitlistCsv', () => {
     expect(parsed.rows.map(({ line: _line, ...r }) => r)).toEqual(
       entries.map((e) => ({
         email: e.email,
-        createdAt: e.created_at.replace(/:\d{2}\.\d{3}Z$/, ':00.000Z'),
-        ipAddress: e.ip_address,
+        created_at: e.created_at.replace(/:\d{2}\.\d{3}Z$/, ':00.000Z'),
+        ip_address: e.ip_address,
         country: e.country,
         city: e.city,
         region: e.region,
@@ -169,7 +168,7 @@ describe('parseWaitlistCsv', () => {
   it('checks the header: any case and order, Email required, duplicates refused, unknown columns ignored', () => {
     const parsed = parseWaitlistCsv('location,EMAIL,  ip address ,Notes,date joined\nGermany,a@example.com,N/A,hello,2026-11-22T06:04:00Z\n');
     expect(parsed.rows).toEqual([
-      { line: 2, email: 'a@example.com', createdAt: '2026-11-22T06:04:00.000Z', ipAddress: null, country: 'Germany', city: null, region: null },
+      { line: 2, email: 'a@example.com', created_at: '2026-11-22T06:04:00.000Z', ip_address: null, country: 'Germany', city: null, region: null },
     ]);
     expect(parsed.warnings).toEqual(['Ignoring unknown column: "Notes".']);
 
@@ -187,7 +186,7 @@ describe('parseWaitlistCsv', () => {
 
   it('stamps rows with the import time when there is no Date Joined column', () => {
     const parsed = parseWaitlistCsv('Email\nA@Example.com\n', { now: NOW });
-    expect(parsed.rows).toEqual([{ line: 2, email: 'a@example.com', createdAt: NOW.toISOString(), ipAddress: null, country: null, city: null, region: null }]);
+    expect(parsed.rows).toEqual([{ line: 2, email: 'a@example.com', created_at: NOW.toISOString(), ip_address: null, country: null, city: null, region: null }]);
     expect(parsed.warnings[0]).toMatch(/No "Date Joined" column/);
   });
 
@@ -224,7 +223,7 @@ describe('parseWaitlistCsv', () => {
   it('lower-cases e-mails and skips repeats within the file (first wins), counting them', () => {
     const text = `${HEADER}\nA@Example.com,"Nov 22, 2026, 06:04 AM",1.1.1.1,Unknown\n a@example.COM ,"Nov 23, 2026, 06:04 AM",2.2.2.2,Unknown\nb@example.com,"Nov 22, 2026, 06:04 AM",N/A,Unknown\nB@EXAMPLE.COM,"Nov 22, 2026, 06:04 AM",N/A,Unknown\n`;
     const parsed = parseWaitlistCsv(text);
-    expect(parsed.rows.map((r) => [r.email, r.ipAddress])).toEqual([
+    expect(parsed.rows.map((r) => [r.email, r.ip_address])).toEqual([
       ['a@example.com', '1.1.1.1'],
       ['b@example.com', null],
     ]);
@@ -236,7 +235,7 @@ describe('parseWaitlistCsv', () => {
     const parsed = parseWaitlistCsv(text, { timeZone: 'America/Chicago' });
     // Chicago switches to CDT at 2 AM on Mar 8, 2026: 03:30 is UTC-5.
     expect(parsed.rows).toEqual([
-      { line: 2, email: 'jane@example.com', createdAt: '2026-03-08T08:30:00.000Z', ipAddress: '198.51.100.7', country: 'United States', city: 'Austin', region: 'Texas' },
+      { line: 2, email: 'jane@example.com', created_at: '2026-03-08T08:30:00.000Z', ip_address: '198.51.100.7', country: 'United States', city: 'Austin', region: 'Texas' },
     ]);
   });
 
@@ -245,7 +244,7 @@ describe('parseWaitlistCsv', () => {
     expect(text).toContain("'-dash@example.com,2026-11-22T06:04:00Z,'@ip,\"'=Evil, Place\"");
     const parsed = parseWaitlistCsv(text);
     expect(parsed.bad).toEqual([]);
-    expect(parsed.rows[0]).toMatchObject({ email: '-dash@example.com', ipAddress: '@ip', city: '=Evil', country: 'Place' });
+    expect(parsed.rows[0]).toMatchObject({ email: '-dash@example.com', ip_address: '@ip', city: '=Evil', country: 'Place' });
   });
 
   it('parses 100,000 lines', { timeout: 60_000 }, () => {
@@ -254,6 +253,6 @@ describe('parseWaitlistCsv', () => {
     const parsed = parseWaitlistCsv(lines.join('\r\n'), { timeZone: 'Europe/Berlin' });
     expect(parsed.rows).toHaveLength(100_000);
     expect(parsed.rows[99_999]!.line).toBe(100_001);
-    expect(parsed.rows[99_999]!.createdAt).toBe('2026-11-22T05:04:00.000Z');
+    expect(parsed.rows[99_999]!.created_at).toBe('2026-11-22T05:04:00.000Z');
   });
 });

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  CSV_BOM,
-  csvField,
-  csvRecord,
-  neutraliseFormula,
-  waitlistCsvChunks,
-  waitlistCsvHeader,
-  waitlistCsvRecord,
-} from '../../src/server/admin/csv.js';
+import { CSV_BOM, csvField, csvRecord, neutralizeFormula } from '../../src/shared/csv.js';
+import { waitlistCsvChunks, waitlistCsvHeader, waitlistCsvRecord } from '../../src/shared/waitlist/csv.js';
 import { formatDateJoined } from '../../src/shared/waitlist/display.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 
@@ -60,7 +53,7 @@ describe('csvField', () => {
   });
 
   it('neutralises a leading CR and then quotes the cell', () => {
-    expect(neutraliseFormula('\rx')).toBe("'\rx");
+    expect(neutralizeFormula('\rx')).toBe("'\rx");
     expect(csvField('\rx')).toBe(`"'\rx"`);
   });
 

@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,10 +10,10 @@ import { run } from '../../src/server/cli/db.js';
 import { loadConfig } from '../../src/server/config.js';
 import { openDatabase, type DatabaseHandle } from '../../src/server/db/database.js';
 import { migrateToLatest } from '../../src/server/db/migrate.js';
-import { insertWaitlistEntriesSkippingDuplicates, toWaitlistEntry, WAITLIST_COLUMNS, type NewWaitlistEntry } from '../../src/server/waitlist/repository.js';
+import { insertWaitlistEntriesSkippingDuplicates, toWaitlistEntry, WAITLIST_COLUMNS } from '../../src/server/waitlist/repository.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { createScratchPostgres, TEST_DIALECTS, type TestDialect } from '../support/databases.js';
-import { runProcess } from '../support/server-process.js';
+import { runCliInProcess, runProcess, type CliResult } from '../support/server-process.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const HEADER = 'Email,Date Joined,IP Address,Location';
@@ -30,28 +29,8 @@ afterAll(() => {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-  /** stdout as written, chunk by chunk. */
-  chunks: string[];
-}
-
-function sink(into: string[]): Writable {
-  return new Writable({
-    write(chunk: Buffer | string, _encoding, callback) {
-      into.push(chunk.toString());
-      callback();
-    },
-  });
-}
-
-async function cli(databaseUrl: string, argv: string[]): Promise<Result> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await run(argv, { stdout: sink(out), stderr: sink(err), env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }, cwd: dir });
-  return { code, stdout: out.join(''), stderr: err.join(''), chunks: out };
+function cli(databaseUrl: string, argv: string[]): Promise<CliResult> {
+  return runCliInProcess(run, argv, { env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }, cwd: dir });
 }
 
 interface TestDb {
@@ -87,23 +66,23 @@ async function allRows(url: string): Promise<WaitlistEntry[]> {
   });
 }
 
-async function seed(url: string, entries: NewWaitlistEntry[]): Promise<void> {
+async function seed(url: string, entries: WaitlistEntry[]): Promise<void> {
   await withDb(url, async ({ db }) => {
     await migrateToLatest(db);
     await insertWaitlistEntriesSkippingDuplicates(db, entries);
   });
 }
 
-function entry(email: string, createdAt: string, extra: Partial<NewWaitlistEntry> = {}): NewWaitlistEntry {
-  return { id: randomUUID(), email, createdAt, ipAddress: null, country: null, city: null, region: null, ...extra };
+function entry(email: string, createdAt: string, extra: Partial<WaitlistEntry> = {}): WaitlistEntry {
+  return { id: randomUUID(), email, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...extra };
 }
 
 /** Location shapes that survive the export's "city, region, country" text (see parseLocation). */
-const HANDMADE: NewWaitlistEntry[] = [
-  entry('=formula@example.com', '2026-11-22T06:04:59.123Z', { ipAddress: '203.0.113.9', city: 'Berlin', region: 'Land Berlin', country: 'Germany' }),
-  entry('-minus@example.com', '2026-11-22T06:04:01.000Z', { ipAddress: '2001:db8::1', city: 'Paris', country: 'France' }),
+const HANDMADE: WaitlistEntry[] = [
+  entry('=formula@example.com', '2026-11-22T06:04:59.123Z', { ip_address: '203.0.113.9', city: 'Berlin', region: 'Land Berlin', country: 'Germany' }),
+  entry('-minus@example.com', '2026-11-22T06:04:01.000Z', { ip_address: '2001:db8::1', city: 'Paris', country: 'France' }),
   entry('+plus@example.com', '2026-07-04T16:30:00.000Z', { country: 'Japan' }),
-  entry('at.sign@example.com', '2026-03-08T08:30:00.000Z', { ipAddress: '198.51.100.7', city: 'São Paulo', region: 'State of São Paulo', country: 'Brazil' }),
+  entry('at.sign@example.com', '2026-03-08T08:30:00.000Z', { ip_address: '198.51.100.7', city: 'São Paulo', region: 'State of São Paulo', country: 'Brazil' }),
   entry("o'brien@example.com", '2025-12-31T23:59:30.000Z'),
   entry('comma@example.com', '2026-01-01T00:00:00.000Z', { city: 'Washington', region: 'D.C., District of Columbia', country: 'United States' }),
 ];
@@ -112,12 +91,12 @@ function truncatedToMinute(iso: string): string {
   return new Date(Math.floor(Date.parse(iso) / 60_000) * 60_000).toISOString();
 }
 
-function comparable(entries: ReadonlyArray<WaitlistEntry | NewWaitlistEntry>) {
+function comparable(entries: readonly WaitlistEntry[]) {
   return entries
     .map((e) => ({
       email: e.email,
-      createdAt: truncatedToMinute('created_at' in e ? e.created_at : e.createdAt),
-      ip: 'ip_address' in e ? e.ip_address : e.ipAddress,
+      createdAt: truncatedToMinute(e.created_at),
+      ip: e.ip_address,
       city: e.city,
       region: e.region,
       country: e.country,
@@ -146,10 +125,10 @@ describe.each(TEST_DIALECTS)('npm run db (%s)', (dialect) => {
 
   it('export streams the whole waitlist newest first; import into an empty database restores it', { timeout: 120_000 }, async () => {
     const source = await database(true);
-    const generated: NewWaitlistEntry[] = [];
+    const generated: WaitlistEntry[] = [];
     const base = Date.parse('2026-06-01T00:00:00.000Z');
     for (let i = 0; i < 10_500; i++) {
-      generated.push(entry(`user${i}@example.com`, new Date(base + i * 61_000).toISOString(), { ipAddress: `10.0.${i % 256}.${i % 7}`, city: `City ${i % 50}`, country: 'Testland' }));
+      generated.push(entry(`user${i}@example.com`, new Date(base + i * 61_000).toISOString(), { ip_address: `10.0.${i % 256}.${i % 7}`, city: `City ${i % 50}`, country: 'Testland' }));
     }
     const all = [...HANDMADE, ...generated];
     await seed(source.url, all);
@@ -215,7 +194,7 @@ describe.each(TEST_DIALECTS)('npm run db (%s)', (dialect) => {
 
   it('skips duplicates already stored (any case) or repeated in the file, and counts them', async () => {
     const target = await database(true);
-    await seed(target.url, [entry('known@example.com', '2026-01-01T00:00:00.000Z', { ipAddress: '1.1.1.1' })]);
+    await seed(target.url, [entry('known@example.com', '2026-01-01T00:00:00.000Z', { ip_address: '1.1.1.1' })]);
     const file = writeCsv(`dups-${dialect}.csv`, [
       HEADER,
       'KNOWN@Example.com,"Nov 22, 2026, 06:04 AM",9.9.9.9,Unknown',
@@ -307,8 +286,8 @@ describe.each(TEST_DIALECTS)('npm run db (%s)', (dialect) => {
 describe('npm run db backup (sqlite)', () => {
   it('copies a consistent database while another process keeps writing', { timeout: 120_000 }, async () => {
     const url = `file:${path.join(dir, 'live.db')}`;
-    const seeded: NewWaitlistEntry[] = [];
-    for (let i = 0; i < 30_000; i++) seeded.push(entry(`seed${i}@example.com`, new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), { city: 'Somewhere', country: 'Testland', ipAddress: '192.0.2.1' }));
+    const seeded: WaitlistEntry[] = [];
+    for (let i = 0; i < 30_000; i++) seeded.push(entry(`seed${i}@example.com`, new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), { city: 'Somewhere', country: 'Testland', ip_address: '192.0.2.1' }));
     await seed(url, seeded);
 
     // A server-like writer in its own process: one committed INSERT after another.
@@ -438,7 +417,7 @@ describe('npm run db usage', () => {
     expect(headerless.code).toBe(1);
     expect(headerless.stderr).toMatch(/no "Email" column/);
 
-    const badConfig = await run(['export'], { stdout: sink([]), stderr: sink([]), env: { DATABASE_URL: 'mysql://x' }, cwd: dir });
+    const { code: badConfig } = await runCliInProcess(run, ['export'], { env: { DATABASE_URL: 'mysql://x' }, cwd: dir });
     expect(badConfig).toBe(78);
   });
 });

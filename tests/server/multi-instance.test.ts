@@ -8,6 +8,7 @@ import { ADMIN_WAITLIST_PATH } from '../../src/shared/admin/waitlist-api.js';
 import { SIGNUP_PATH } from '../../src/shared/waitlist/signup-contract.js';
 import { createScratchPostgres, TEST_REDIS_URL, type ScratchPostgres } from '../support/databases.js';
 import { freePorts, startInstance, stopInstance, waitHealthy, type Instance } from '../support/server-process.js';
+import { postPasswordGrant } from '../support/sign-in.js';
 
 /**
  * Two real server processes on one PostgreSQL database, talked to over HTTP: sessions, sign-out,
@@ -48,8 +49,7 @@ describe('two instances on one PostgreSQL', () => {
         },
         body: init.body === undefined ? undefined : init.form ? String(init.body) : JSON.stringify(init.body),
       });
-    const signIn = (instance: Instance, password: string) =>
-      request(instance, '/auth/v1/token?grant_type=password', { body: { email, password, gotrue_meta_security: {} } });
+    const signIn = (instance: Instance, password: string) => postPasswordGrant(instance.base, { email, password }, { 'x-forwarded-for': clientIp });
 
     beforeAll(async () => {
       scratch = await createScratchPostgres();

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/server/auth/admins.js';
 import { projectRoot } from '../../src/server/config.js';
 import { TEST_DIALECTS } from '../support/databases.js';
+import { postPasswordGrant, signIn, type AuthSession } from '../support/sign-in.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /**
@@ -13,8 +14,7 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
  * client sends, the answer is a 4xx/2xx/3xx, never a 5xx, and no body looks like a stack trace.
  */
 
-const EMAIL = 'fuzz-admin@example.com';
-const PASSWORD = 'fuzzing-Horse-battery-42';
+const ADMIN = { email: 'fuzz-admin@example.com', password: 'fuzzing-Horse-battery-42' };
 const BUILT_WEB = path.join(projectRoot, 'dist/web');
 const STACK_LIKE = [/\bat [^\s]+ \(?\/?[\w./-]+\.(?:[cm]?js|ts):\d+/, /node_modules/, /\/work\//, /src\/server\//];
 
@@ -134,8 +134,8 @@ describe.each(TEST_DIALECTS)('no client input causes a 5xx (%s)', (dialect) => {
       },
       { dialect },
     );
-    await createAdmin(t.app.database.db, EMAIL, PASSWORD);
-    token = await signIn();
+    await createAdmin(t.app.database.db, ADMIN.email, ADMIN.password);
+    token = (await signIn(t.app, ADMIN)).access_token;
 
     for (const url of [...ROUTES_GET, ...ODD_PATHS]) {
       for (const method of ['GET', 'HEAD', 'OPTIONS', 'DELETE', 'PATCH', 'TRACE', 'PUT'] as const) requests.push({ method, url });
@@ -206,12 +206,6 @@ describe.each(TEST_DIALECTS)('no client input causes a 5xx (%s)', (dialect) => {
     }
   });
 
-  async function signIn(): Promise<string> {
-    const res = await t.app.inject({ method: 'POST', url: '/auth/v1/token?grant_type=password', payload: { email: EMAIL, password: PASSWORD } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json<{ access_token: string }>().access_token;
-  }
-
   afterAll(async () => {
     await t?.close();
   });
@@ -225,7 +219,7 @@ describe.each(TEST_DIALECTS)('no client input causes a 5xx (%s)', (dialect) => {
       if (auth) headers.authorization = `Bearer ${token}`;
       const res = await t.app.inject({ ...options, headers });
       // A successful sign-out ends the session the table uses: sign in again and keep going.
-      if (auth && String(options.url).startsWith('/auth/v1/logout') && res.statusCode === 204) token = await signIn();
+      if (auth && String(options.url).startsWith('/auth/v1/logout') && res.statusCode === 204) token = (await signIn(t.app, ADMIN)).access_token;
       try {
         assertSafe(req, res);
       } catch (err) {
@@ -238,9 +232,9 @@ describe.each(TEST_DIALECTS)('no client input causes a 5xx (%s)', (dialect) => {
   it('still serves a normal signup and the admin list afterwards (nothing was broken)', async () => {
     const joined = await t.app.inject({ method: 'POST', url: '/api/waitlist', payload: { email: 'after-fuzz@example.com' } });
     expect(joined.statusCode, joined.body).toBe(201);
-    const signIn = await t.app.inject({ method: 'POST', url: '/auth/v1/token?grant_type=password', payload: { email: EMAIL, password: PASSWORD } });
-    expect(signIn.statusCode, signIn.body).toBe(200);
-    const list = await t.app.inject({ method: 'GET', url: '/api/admin/waitlist', headers: { authorization: `Bearer ${signIn.json<{ access_token: string }>().access_token}` } });
+    const signedIn = await postPasswordGrant(t.app, ADMIN);
+    expect(signedIn.statusCode, signedIn.body).toBe(200);
+    const list = await t.app.inject({ method: 'GET', url: '/api/admin/waitlist', headers: { authorization: `Bearer ${signedIn.json<AuthSession>().access_token}` } });
     expect(list.statusCode, list.body).toBe(200);
     expect(list.json<{ entries: Array<{ email: string }> }>().entries.some((e) => e.email === 'after-fuzz@example.com')).toBe(true);
   });

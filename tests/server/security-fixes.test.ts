@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/server/auth/admins.js';
 import { TEST_DIALECTS } from '../support/databases.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { signIn as signInAs } from '../support/sign-in.js';
 
 /** Regression tests for defects found in the security review (each failed before its fix). */
 
@@ -19,11 +20,7 @@ describe.each(TEST_DIALECTS)('security review regressions (%s)', (dialect) => {
     await t.close();
   });
 
-  async function signIn() {
-    const res = await t.app.inject({ method: 'POST', url: '/auth/v1/token?grant_type=password', payload: { email: EMAIL, password: PASSWORD } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json<{ access_token: string; refresh_token: string }>();
-  }
+  const signIn = () => signInAs(t.app, { email: EMAIL, password: PASSWORD });
 
   describe('PUT /auth/v1/user with deeply nested metadata', () => {
     it('modest nesting (20 levels) is still stored', async () => {

@@ -2,16 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isUniqueViolation } from '../../src/server/db/database.js';
 import { countWaitlist } from '../../src/server/waitlist/admin-repository.js';
-import {
-  findWaitlistEntryByEmail,
-  insertWaitlistEntry,
-  type NewWaitlistEntry,
-} from '../../src/server/waitlist/repository.js';
+import { findWaitlistEntryByEmail, insertWaitlistEntry } from '../../src/server/waitlist/repository.js';
+import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
-function entry(n: number, createdAt: string): NewWaitlistEntry {
-  return { id: randomUUID(), email: `user${n}@example.com`, createdAt, ipAddress: null, country: null, city: null, region: null };
+function entry(n: number, createdAt: string): WaitlistEntry {
+  return { id: randomUUID(), email: `user${n}@example.com`, created_at: createdAt, ip_address: null, country: null, city: null, region: null };
 }
 
 describe.each(TEST_DIALECTS)('waitlist repository (%s)', (dialect: TestDialect) => {
@@ -25,7 +22,7 @@ describe.each(TEST_DIALECTS)('waitlist repository (%s)', (dialect: TestDialect) 
 
   it('inserts, finds case-insensitively and counts', async () => {
     const db = t.app.database.db;
-    await insertWaitlistEntry(db, { ...entry(1, '2026-01-01T00:00:00.000Z'), ipAddress: '8.8.8.8', country: 'United States' });
+    await insertWaitlistEntry(db, { ...entry(1, '2026-01-01T00:00:00.000Z'), ip_address: '8.8.8.8', country: 'United States' });
     expect(await countWaitlist(db)).toBe(1);
     expect(await findWaitlistEntryByEmail(db, 'USER1@example.com')).toMatchObject({
       email: 'user1@example.com',

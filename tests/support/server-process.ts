@@ -1,8 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import { Readable, Writable } from 'node:stream';
 import { projectRoot } from '../../src/server/config.js';
+import type { CliIo } from '../../src/server/cli/program.js';
 
-/** Real server processes for tests that need more than `app.inject` (several instances, signals). */
+/**
+ * Real server processes for tests that need more than `app.inject` (several instances, signals),
+ * command-line tools run as processes, and the same tools run in-process.
+ */
 
 /** Two distinct free ports (both held open while choosing, then released for the servers). */
 export async function freePorts(): Promise<[number, number]> {
@@ -76,4 +81,34 @@ export function runProcess(command: string, args: string[], options: { cwd?: str
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(options.stdin ?? '');
   });
+}
+
+export interface CliResult extends ProcessResult {
+  code: number;
+  /** stdout as written, chunk by chunk. */
+  chunks: string[];
+}
+
+function sink(into: string[]): Writable {
+  return new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      into.push(chunk.toString());
+      callback();
+    },
+  });
+}
+
+/**
+ * Runs a CLI's `run(argv, io)` (src/server/cli/admin.ts, db.ts) in this process, feeding `stdin`
+ * (a pipe, not a terminal) and collecting both outputs.
+ */
+export async function runCliInProcess(
+  run: (argv: readonly string[], io: Partial<CliIo>) => Promise<number>,
+  argv: string[],
+  io: { env: NodeJS.ProcessEnv; cwd?: string; stdin?: string },
+): Promise<CliResult> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await run(argv, { stdin: Readable.from([io.stdin ?? '']), stdout: sink(out), stderr: sink(err), env: io.env, cwd: io.cwd });
+  return { code, stdout: out.join(''), stderr: err.join(''), chunks: out };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { parseJsonObject, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { MAX_EMAIL_LENGTH } from '../../shared/waitlist/email.js';
 
 export type AuditAction = 'sign_in' | 'sign_in_failed' | 'sign_out' | 'export' | 'delete';
 
@@ -19,9 +20,7 @@ export interface AuditEntry extends AuditInput {
   createdAt: string;
 }
 
-const MAX_EMAIL = 320;
-
-/** Appends one audit entry. */
+/** Appends one audit entry. The actor's address is cut to the longest one an account can have. */
 export async function recordAudit(db: Kysely<Database>, input: AuditInput): Promise<void> {
   await db
     .insertInto('audit_log')
@@ -29,7 +28,7 @@ export async function recordAudit(db: Kysely<Database>, input: AuditInput): Prom
       id: randomUUID(),
       created_at: new Date().toISOString(),
       action: input.action,
-      actor_email: input.actorEmail === null ? null : input.actorEmail.slice(0, MAX_EMAIL),
+      actor_email: input.actorEmail === null ? null : input.actorEmail.slice(0, MAX_EMAIL_LENGTH),
       actor_id: input.actorId,
       ip_address: input.ip,
       detail: JSON.stringify(input.detail ?? {}),

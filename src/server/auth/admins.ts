@@ -4,6 +4,9 @@ import { checkWaitlistEmail } from '../../shared/waitlist/email.js';
 import { isUniqueViolation, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH } from './passwords.js';
+import { deleteUserRefreshTokens } from './refresh-tokens-repository.js';
+import { deleteSessions } from './sessions-repository.js';
+import * as users from './users-repository.js';
 
 /** Admin account management shared by the CLI (and any future UI). Emails are stored lower-cased. */
 export class AdminAccountError extends Error {
@@ -24,7 +27,7 @@ export interface AdminSummary {
   sessions: number;
 }
 
-export function normaliseEmail(value: string): string {
+export function normalizeEmail(value: string): string {
   const check = checkWaitlistEmail(value);
   if (!check.ok) {
     throw new AdminAccountError('invalid_email', `"${value}" is not a valid e-mail address.`);
@@ -41,22 +44,18 @@ export function assertStrongPassword(password: string): void {
   if (weak) throw new AdminAccountError('weak_password', weak.message);
 }
 
-export async function countAdmins(db: Kysely<Database>): Promise<number> {
-  const row = await db.selectFrom('admin_users').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-  return Number(row.n);
+export function countAdmins(db: Kysely<Database>): Promise<number> {
+  return users.countUsers(db);
 }
 
 export async function createAdmin(db: Kysely<Database>, emailInput: string, password: string): Promise<{ id: string; email: string }> {
-  const email = normaliseEmail(emailInput);
+  const email = normalizeEmail(emailInput);
   assertStrongPassword(password);
   const now = new Date().toISOString();
   const id = randomUUID();
   const passwordHash = await hashPassword(password);
   try {
-    await db
-      .insertInto('admin_users')
-      .values({ id, email, password_hash: passwordHash, user_metadata: '{}', created_at: now, updated_at: now, last_sign_in_at: null })
-      .execute();
+    await users.insertUser(db, { id, email, password_hash: passwordHash, user_metadata: '{}', created_at: now, updated_at: now, last_sign_in_at: null });
   } catch (err) {
     if (isUniqueViolation(err)) throw new AdminAccountError('duplicate', `An admin with the e-mail ${email} already exists.`);
     throw err;
@@ -65,13 +64,7 @@ export async function createAdmin(db: Kysely<Database>, emailInput: string, pass
 }
 
 export async function listAdmins(db: Kysely<Database>): Promise<AdminSummary[]> {
-  const rows = await db
-    .selectFrom('admin_users as u')
-    .leftJoin('admin_sessions as s', 's.user_id', 'u.id')
-    .select((eb) => ['u.id', 'u.email', 'u.created_at', 'u.last_sign_in_at', eb.fn.count<number | string>('s.id').as('sessions')])
-    .groupBy(['u.id', 'u.email', 'u.created_at', 'u.last_sign_in_at'])
-    .orderBy('u.email')
-    .execute();
+  const rows = await users.listUsersWithSessionCounts(db);
   return rows.map((r) => ({
     id: r.id,
     email: r.email,
@@ -81,13 +74,12 @@ export async function listAdmins(db: Kysely<Database>): Promise<AdminSummary[]> 
   }));
 }
 
-/** The id of the admin with this (normalised) e-mail, or undefined when there is none. */
-export async function findAdminId(db: Kysely<Database>, email: string): Promise<string | undefined> {
-  const row = await db.selectFrom('admin_users').select('id').where('email', '=', email).executeTakeFirst();
-  return row?.id;
+/** The id of the admin with this (normalized) e-mail, or undefined when there is none. */
+export function findAdminId(db: users.Db, email: string): Promise<string | undefined> {
+  return users.findUserIdByEmail(db, email);
 }
 
-async function findId(db: Kysely<Database>, email: string): Promise<string> {
+async function findId(db: users.Db, email: string): Promise<string> {
   const id = await findAdminId(db, email);
   if (id === undefined) throw new AdminAccountError('not_found', `No admin with the e-mail ${email}.`);
   return id;
@@ -95,26 +87,25 @@ async function findId(db: Kysely<Database>, email: string): Promise<string> {
 
 /** Deletes the admin; its sessions and refresh tokens go with it (ON DELETE CASCADE, and explicitly). */
 export async function deleteAdmin(db: Kysely<Database>, emailInput: string): Promise<void> {
-  const email = normaliseEmail(emailInput);
+  const email = normalizeEmail(emailInput);
   await db.transaction().execute(async (trx) => {
     const id = await findId(trx, email);
-    await trx.deleteFrom('admin_refresh_tokens').where('user_id', '=', id).execute();
-    await trx.deleteFrom('admin_sessions').where('user_id', '=', id).execute();
-    await trx.deleteFrom('admin_users').where('id', '=', id).execute();
+    await deleteUserRefreshTokens(trx, id);
+    await deleteSessions(trx, id, 'all');
+    await users.deleteUser(trx, id);
   });
 }
 
 /** Sets a new password and signs the admin out everywhere. Returns how many sessions were revoked. */
 export async function setAdminPassword(db: Kysely<Database>, emailInput: string, password: string): Promise<number> {
-  const email = normaliseEmail(emailInput);
+  const email = normalizeEmail(emailInput);
   assertStrongPassword(password);
   await findId(db, email); // fail fast, before the slow hash
   const passwordHash = await hashPassword(password);
   return db.transaction().execute(async (trx) => {
     const id = await findId(trx, email);
-    await trx.updateTable('admin_users').set({ password_hash: passwordHash, updated_at: new Date().toISOString() }).where('id', '=', id).execute();
-    await trx.deleteFrom('admin_refresh_tokens').where('user_id', '=', id).execute();
-    const result = await trx.deleteFrom('admin_sessions').where('user_id', '=', id).executeTakeFirst();
-    return Number(result.numDeletedRows);
+    await users.updateUser(trx, id, { password_hash: passwordHash, updated_at: new Date().toISOString() });
+    await deleteUserRefreshTokens(trx, id);
+    return deleteSessions(trx, id, 'all');
   });
 }

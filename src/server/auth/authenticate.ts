@@ -1,19 +1,21 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { AdminSessionsTable, AdminUsersTable, Database } from '../db/schema.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { findUserSession, type SessionRow } from './sessions-repository.js';
 import { TokenVerificationError, verifyAccessToken, type AccessClaims } from './tokens.js';
+import { findUserById, type AdminUserRow } from './users-repository.js';
 
 export type AuthFailureCode = 'no_authorization' | 'bad_jwt' | 'user_not_found' | 'session_not_found';
 
 export interface AuthSuccess {
   ok: true;
   claims: AccessClaims;
-  user: Selectable<AdminUsersTable>;
-  session: Selectable<AdminSessionsTable>;
+  user: AdminUserRow;
+  session: SessionRow;
 }
 
 export interface AuthFailure {
   ok: false;
-  /** GoTrue status for /auth/v1 (§2.4); requireAdmin maps every failure to 401. */
+  /** GoTrue status for /auth/v1 (§2.4 of ../shared/docs/auth-protocol.md); requireAdmin maps every failure to 401. */
   status: 400 | 401 | 403;
   code: AuthFailureCode;
   message: string;
@@ -44,14 +46,9 @@ export async function authenticate(db: Kysely<Database>, authorization: string |
     }
     throw err;
   }
-  const user = await db.selectFrom('admin_users').selectAll().where('id', '=', claims.sub).executeTakeFirst();
+  const user = await findUserById(db, claims.sub);
   if (!user) return { ok: false, status: 403, code: 'user_not_found', message: 'User from sub claim in JWT does not exist' };
-  const session = await db
-    .selectFrom('admin_sessions')
-    .selectAll()
-    .where('id', '=', claims.session_id)
-    .where('user_id', '=', user.id)
-    .executeTakeFirst();
+  const session = await findUserSession(db, claims.session_id, user.id);
   if (!session) {
     return { ok: false, status: 403, code: 'session_not_found', message: 'Session from session_id claim in JWT does not exist' };
   }

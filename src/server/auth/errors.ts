@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 
 export const API_VERSION_HEADER = 'X-Supabase-Api-Version';
 export const API_VERSION = '2024-01-01';
@@ -28,12 +29,29 @@ export function sendAuthError(reply: FastifyReply, err: AuthApiError): FastifyRe
 }
 
 /**
+ * The GoTrue answer to a request that fails its schema (src/shared/auth/auth-api.ts), given the
+ * first problem's message and, for a custom check, its params: 400 `bad_json` naming the problem,
+ * unless the schema declared another status and code for it.
+ */
+export function schemaProblemError(message: string, params?: unknown): AuthApiError {
+  const declared = params as { status?: unknown; code?: unknown } | undefined;
+  if (typeof declared?.status === 'number' && typeof declared.code === 'string') {
+    return new AuthApiError(declared.status, declared.code, message);
+  }
+  return new AuthApiError(400, 'bad_json', `Could not parse request body as JSON: ${message}`);
+}
+
+/**
  * The error handler for the /auth/v1 scope: every error becomes a GoTrue 2024 body, framework
  * errors are mapped to GoTrue codes, and anything unexpected is a masked 500 (logged without body).
  */
 export function registerAuthErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof AuthApiError) return sendAuthError(reply, err);
+    if (hasZodFastifySchemaValidationErrors(err)) {
+      const [first] = err.validation;
+      return sendAuthError(reply, schemaProblemError(first?.message ?? '', first?.params.params));
+    }
     switch (err.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return sendAuthError(reply, new AuthApiError(413, 'request_entity_too_large', 'Request body too large'));

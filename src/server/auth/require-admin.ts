@@ -1,12 +1,18 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import { authenticate, type AuthFailureCode } from './authenticate.js';
+import type { AdminPrincipal } from '../../shared/auth/admin-principal.js';
 
-/** The signed-in admin behind a request. */
-export interface AdminPrincipal {
-  userId: string;
-  email: string;
-  sessionId: string;
+export type { AdminPrincipal };
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * The signed-in admin behind the request, or a 401 `unauthorized` HttpError. Set on the root
+     * instance by registerAdminGuard, so any feature can guard its routes without importing auth.
+     */
+    requireAdmin(request: FastifyRequest): Promise<AdminPrincipal>;
+  }
 }
 
 const messages: Record<AuthFailureCode, string> = {
@@ -38,4 +44,9 @@ export async function requireAdmin(request: FastifyRequest): Promise<AdminPrinci
 export async function getAdminPrincipal(request: FastifyRequest): Promise<AdminPrincipal | null> {
   const outcome = await resolve(request);
   return 'code' in outcome ? null : outcome.principal;
+}
+
+/** Decorates `app` (the root instance, before the feature plugins) with `app.requireAdmin(request)`. */
+export function registerAdminGuard(app: FastifyInstance): void {
+  app.decorate('requireAdmin', requireAdmin);
 }

@@ -1,10 +1,21 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { z } from 'zod/mini';
 import { authenticate, type AuthSuccess } from './authenticate.js';
-import { AuthApiError, registerAuthErrorHandling } from './errors.js';
+import { AuthApiError, registerAuthErrorHandling, schemaProblemError } from './errors.js';
 import { getKeyRing } from './keys.js';
 import { warmUpDummyHash } from './passwords.js';
 import { AuthService, type ClientInfo } from './service.js';
 import { userJson } from './user-json.js';
+import {
+  goTrueUserSchema,
+  logoutQuerySchema,
+  passwordGrantBodySchema,
+  refreshGrantBodySchema,
+  sessionResponseSchema,
+  tokenQuerySchema,
+  updateUserBodySchema,
+} from '../../shared/auth/auth-api.js';
 
 /** GoTrue caps bodies at 1 MB (→ 413 request_entity_too_large). */
 export const AUTH_BODY_LIMIT = 1024 * 1024;
@@ -42,11 +53,33 @@ function noStore(reply: FastifyReply): FastifyReply {
 }
 
 /**
- * The admin auth service, wire-compatible with the GoTrue subset auth-js uses (see
- * docs/auth-protocol.md). Register with `{ prefix: '/auth/v1' }`. Encapsulated: its own JSON
- * parser, body limit, 404 and error handler (GoTrue error bodies).
+ * The body of POST /token, read with the schema of its grant type: the body's shape depends on the
+ * query, so it cannot be the route's one body schema. Fails as schema validation does.
  */
-export async function authRoutes(app: FastifyInstance): Promise<void> {
+function grantBody<Schema extends z.ZodMiniType>(schema: Schema, body: unknown): z.output<Schema> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const [first] = result.error.issues;
+  throw schemaProblemError(first?.message ?? '', first?.code === 'custom' ? first.params : undefined);
+}
+
+/** The request decorator holding the signed-in user, set by requireUser. */
+const SIGNED_IN = 'authSignedIn';
+
+function userOf(request: FastifyRequest): AuthSuccess {
+  const auth = request.getDecorator<AuthSuccess | null>(SIGNED_IN);
+  if (!auth) throw new Error('requireUser did not run before this handler');
+  return auth;
+}
+
+/**
+ * The admin auth service, wire-compatible with the GoTrue subset auth-js uses (contract:
+ * src/shared/auth/auth-api.ts; reference: ../shared/docs/auth-protocol.md from the repository root).
+ * Register with `{ prefix: '/auth/v1' }`. Encapsulated: its own JSON parser, body limit, 404 and
+ * error handler (GoTrue error bodies).
+ */
+export async function authRoutes(instance: FastifyInstance): Promise<void> {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
   const service = new AuthService({ db: app.database.db, config: app.config.auth, limits: app.rateLimits.signIn });
   registerAuthErrorHandling(app);
 
@@ -66,42 +99,47 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     route.bodyLimit = AUTH_BODY_LIMIT;
   });
 
-  async function requireUser(request: FastifyRequest): Promise<AuthSuccess> {
+  app.decorateRequest(SIGNED_IN, null);
+  /** preValidation: as in GoTrue, a missing or bad token is reported before anything about the body. */
+  async function requireUser(request: FastifyRequest): Promise<void> {
     const result = await authenticate(app.database.db, request.headers.authorization);
     if (!result.ok) throw new AuthApiError(result.status, result.code, result.message);
-    return result;
+    request.setDecorator(SIGNED_IN, result);
   }
 
   // Load (or create, on first start) the signing key before serving.
   await getKeyRing(app.database.db);
   warmUpDummyHash();
 
-  app.post('/token', async (request, reply) => {
-    const grantType = (request.query as Record<string, unknown>).grant_type;
-    if (grantType === 'password') {
-      return noStore(reply).send(await service.signInWithPassword(request.body, clientInfo(request)));
-    }
-    if (grantType === 'refresh_token') {
-      return noStore(reply).send(await service.refresh(request.body, clientInfo(request)));
-    }
-    throw new AuthApiError(400, 'invalid_credentials', 'unsupported_grant_type');
-  });
+  app.post(
+    '/token',
+    { schema: { querystring: tokenQuerySchema, response: { 200: sessionResponseSchema } } },
+    async (request, reply) => {
+      const grantType = request.query.grant_type;
+      if (grantType === 'password') {
+        return noStore(reply).send(await service.signInWithPassword(grantBody(passwordGrantBodySchema, request.body), clientInfo(request)));
+      }
+      if (grantType === 'refresh_token') {
+        return noStore(reply).send(await service.refresh(grantBody(refreshGrantBodySchema, request.body), clientInfo(request)));
+      }
+      throw new AuthApiError(400, 'invalid_credentials', 'unsupported_grant_type');
+    },
+  );
 
-  app.post('/logout', async (request, reply) => {
-    const auth = await requireUser(request);
-    await service.logout(auth, (request.query as Record<string, unknown>).scope, clientInfo(request));
+  app.post('/logout', { preValidation: requireUser, schema: { querystring: logoutQuerySchema } }, async (request, reply) => {
+    await service.logout(userOf(request), request.query.scope, clientInfo(request));
     return reply.status(204).send();
   });
 
-  app.get('/user', async (request, reply) => {
-    const auth = await requireUser(request);
-    return noStore(reply).send(userJson(auth.user));
+  app.get('/user', { preValidation: requireUser, schema: { response: { 200: goTrueUserSchema } } }, async (request, reply) => {
+    return noStore(reply).send(userJson(userOf(request).user));
   });
 
-  app.put('/user', async (request, reply) => {
-    const auth = await requireUser(request);
-    return noStore(reply).send(await service.updateUser(auth, request.body));
-  });
+  app.put(
+    '/user',
+    { preValidation: requireUser, schema: { body: updateUserBodySchema, response: { 200: goTrueUserSchema } } },
+    async (request, reply) => noStore(reply).send(await service.updateUser(userOf(request), request.body)),
+  );
 
   app.post('/signup', async () => {
     throw new AuthApiError(422, 'signup_disabled', 'Signups not allowed for this instance');

@@ -1,16 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { recordAudit } from '../audit/audit-log.js';
 import type { AppConfig } from '../config.js';
-import { isPostgres, parseJsonObject, toIsoTimestamp } from '../db/database.js';
-import type { AdminRefreshTokensTable, AdminSessionsTable, Database } from '../db/schema.js';
+import { parseJsonObject, toIsoTimestamp } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 import type { AuthSuccess } from './authenticate.js';
 import { AuthApiError } from './errors.js';
 import { rateLimitAddress } from '../geolocation/ip.js';
 import { databaseStore, limitKey, retryAfterSeconds, type RateLimitStore } from '../rate-limit/index.js';
-import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH, verifyAgainstDummy, verifyPassword, type WeakPassword } from './passwords.js';
+import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH, verifyAgainstDummy, verifyPassword } from './passwords.js';
+import * as refreshTokens from './refresh-tokens-repository.js';
+import * as sessions from './sessions-repository.js';
 import { hashRefreshToken, newRefreshToken, signAccessToken } from './tokens.js';
-import { userJson, type AdminUserRow } from './user-json.js';
+import { userJson } from './user-json.js';
+import * as users from './users-repository.js';
+import type {
+  GoTrueUser,
+  LogoutScope,
+  PasswordGrantBody,
+  RefreshGrantBody,
+  SessionResponse,
+  UpdateUserBody,
+} from '../../shared/auth/auth-api.js';
+import { MAX_EMAIL_LENGTH } from '../../shared/waitlist/email.js';
 
 export interface AuthServiceOptions {
   db: Kysely<Database>;
@@ -26,13 +38,7 @@ export interface ClientInfo {
   userAgent: string | null;
 }
 
-export type SessionResponse = Record<string, unknown>;
-
-type TokenRow = Selectable<AdminRefreshTokensTable>;
-type SessionRow = Selectable<AdminSessionsTable>;
-
 const MAX_USER_AGENT = 512;
-const MAX_EMAIL = 320;
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 // eslint-disable-next-line no-control-regex
@@ -48,6 +54,12 @@ const MAX_METADATA_BYTES = 16 * 1024;
 const MAX_METADATA_DEPTH = 32;
 const REFRESH_TOKEN_MIN = 12;
 const REFRESH_TOKEN_MAX = 512;
+/** Which of the user's sessions each logout scope ends, given the caller's session (§2.3). */
+const LOGOUT_SCOPES: Record<string, (sessionId: string) => sessions.SessionSelection> = {
+  global: () => 'all',
+  local: (sessionId) => ({ only: sessionId }),
+  others: (sessionId) => ({ except: sessionId }),
+};
 
 const invalidCredentials = () => new AuthApiError(400, 'invalid_credentials', 'Invalid login credentials');
 const tokenNotFound = () => new AuthApiError(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
@@ -68,30 +80,23 @@ function jsonDepthExceeds(value: unknown, limit: number): boolean {
   return false;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** Reads back a user the transaction has just updated. */
+async function reloadUser(trx: users.Db, id: string): Promise<users.AdminUserRow> {
+  const user = await users.findUserById(trx, id);
+  if (!user) throw new Error('the admin account was deleted during the update');
+  return user;
 }
 
-function optionalString(body: Record<string, unknown>, field: string): string | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') {
-    throw new AuthApiError(400, 'bad_json', `Could not parse request body as JSON: ${field} must be a string`);
-  }
-  return value;
-}
-
-function requireObjectBody(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null) return {};
-  if (!isPlainObject(body)) throw new AuthApiError(400, 'bad_json', 'Could not parse request body as JSON: expected an object');
-  return body;
-}
-
+/**
+ * The rules of the admin auth service (sign-in, refresh rotation and reuse, logout scopes,
+ * PUT /user). Input arrives parsed by the schemas of src/shared/auth/auth-api.ts; the SQL is in
+ * the *-repository.ts modules beside this file. § numbers point into the protocol document,
+ * ../shared/docs/auth-protocol.md from the repository root.
+ */
 export class AuthService {
   private readonly db: Kysely<Database>;
   private readonly config: AppConfig['auth'];
   private readonly now: () => number;
-  private readonly isPostgres: boolean;
   private readonly limits: RateLimitStore;
 
   constructor(options: AuthServiceOptions) {
@@ -99,7 +104,6 @@ export class AuthService {
     this.config = options.config;
     this.now = options.now ?? Date.now;
     this.limits = options.limits ?? databaseStore(options.db, { now: this.now });
-    this.isPostgres = isPostgres(this.db);
   }
 
   private nowIso(): string {
@@ -107,11 +111,10 @@ export class AuthService {
   }
 
   /** POST /token?grant_type=password */
-  async signInWithPassword(rawBody: unknown, client: ClientInfo): Promise<SessionResponse> {
-    const body = requireObjectBody(rawBody);
-    const email = optionalString(body, 'email')?.trim() ?? '';
-    const phone = optionalString(body, 'phone')?.trim() ?? '';
-    const password = optionalString(body, 'password') ?? '';
+  async signInWithPassword(body: PasswordGrantBody, client: ClientInfo): Promise<SessionResponse> {
+    const email = body.email?.trim() ?? '';
+    const phone = body.phone?.trim() ?? '';
+    const password = body.password ?? '';
     if (email !== '' && phone !== '') {
       throw new AuthApiError(400, 'validation_failed', 'Only an email address or phone number should be provided on login.');
     }
@@ -125,24 +128,22 @@ export class AuthService {
       const ipState = await this.limits.hit(limitKey('ip', rateLimitAddress(client.ip)), this.config.ipAttemptLimit);
       if (ipState.count > this.config.ipAttemptLimit.max) throw rateLimited(retryAfterSeconds(ipState));
     }
-    const normalised = email.toLowerCase();
-    const accountKey = limitKey('account', normalised);
+    const normalized = email.toLowerCase();
+    const accountKey = limitKey('account', normalized);
     const accountState = await this.limits.hit(accountKey, this.config.accountFailureLimit);
     if (accountState.count > this.config.accountFailureLimit.max) throw rateLimited(retryAfterSeconds(accountState));
 
     // An address no admin can have (too long, control characters such as NUL, which PostgreSQL
     // text rejects) is not looked up, but still pays the same argon2 cost below.
-    const lookupable = normalised.length <= MAX_EMAIL && !CONTROL_CHARS.test(normalised);
-    const user = lookupable
-      ? await this.db.selectFrom('admin_users').selectAll().where('email', '=', normalised).executeTakeFirst()
-      : undefined;
+    const lookupable = normalized.length <= MAX_EMAIL_LENGTH && !CONTROL_CHARS.test(normalized);
+    const user = lookupable ? await users.findUserByEmail(this.db, normalized) : undefined;
     let ok = false;
     if (user) ok = await verifyPassword(user.password_hash, password);
     else await verifyAgainstDummy(password); // same argon2 cost for an unknown address
     if (!user || !ok) {
       await recordAudit(this.db, {
         action: 'sign_in_failed',
-        actorEmail: normalised.replace(CONTROL_CHARS_ALL, '').slice(0, MAX_EMAIL),
+        actorEmail: normalized.replace(CONTROL_CHARS_ALL, ''),
         actorId: null,
         ip: client.ip,
         detail: { reason: 'invalid_credentials' },
@@ -151,10 +152,10 @@ export class AuthService {
     }
 
     await this.limits.reset(accountKey);
-    const weak: WeakPassword | null = checkPasswordStrength(password);
+    const weak = checkPasswordStrength(password);
     const { session, refreshToken, updatedUser } = await this.db.transaction().execute(async (trx) => {
       const at = this.nowIso();
-      const values = {
+      const session = {
         id: randomUUID(),
         user_id: user.id,
         created_at: at,
@@ -162,12 +163,10 @@ export class AuthService {
         user_agent: client.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
         ip_address: client.ip,
       };
-      await trx.insertInto('admin_sessions').values(values).execute();
-      const sessionRow: SessionRow = values;
-      const token = await this.insertRefreshToken(trx, sessionRow, null, at);
-      await trx.updateTable('admin_users').set({ last_sign_in_at: at }).where('id', '=', user.id).execute();
-      const fresh = await trx.selectFrom('admin_users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow();
-      return { session: sessionRow, refreshToken: token, updatedUser: fresh };
+      await sessions.insertSession(trx, session);
+      const token = await this.issueRefreshToken(trx, session, null, at);
+      await users.updateUser(trx, user.id, { last_sign_in_at: at });
+      return { session, refreshToken: token, updatedUser: await reloadUser(trx, user.id) };
     });
     await recordAudit(this.db, {
       action: 'sign_in',
@@ -180,25 +179,23 @@ export class AuthService {
     return { ...response, weak_password: weak ? { message: weak.message, reasons: weak.reasons } : null };
   }
 
-  private async insertRefreshToken(trx: Transaction<Database>, session: SessionRow, parentId: string | null, at: string): Promise<string> {
+  /** Stores a new refresh token of the session (its hash only) and returns the token itself. */
+  private async issueRefreshToken(db: users.Db, session: sessions.SessionRow, parentId: string | null, at: string): Promise<string> {
     const token = newRefreshToken();
-    await trx
-      .insertInto('admin_refresh_tokens')
-      .values({
-        id: randomUUID(),
-        token_hash: hashRefreshToken(token),
-        session_id: session.id,
-        user_id: session.user_id,
-        parent_id: parentId,
-        revoked_at: null,
-        created_at: at,
-        updated_at: at,
-      })
-      .execute();
+    await refreshTokens.insertRefreshToken(db, {
+      id: randomUUID(),
+      token_hash: hashRefreshToken(token),
+      session_id: session.id,
+      user_id: session.user_id,
+      parent_id: parentId,
+      revoked_at: null,
+      created_at: at,
+      updated_at: at,
+    });
     return token;
   }
 
-  private async sessionResponse(user: AdminUserRow, session: SessionRow, refreshToken: string): Promise<SessionResponse> {
+  private async sessionResponse(user: users.AdminUserRow, session: sessions.SessionRow, refreshToken: string): Promise<SessionResponse> {
     const issuedAt = Math.floor(this.now() / 1000);
     const expiresIn = this.config.jwtExpirySeconds;
     const { token, expiresAt } = await signAccessToken(this.db, {
@@ -221,21 +218,6 @@ export class AuthService {
   }
 
   /**
-   * Takes the per-session write lock so refreshes of one session run one at a time: on PostgreSQL a
-   * `SELECT … FOR UPDATE` of the session row; on SQLite a no-op write first, which takes the database
-   * write lock before anything is read (no stale snapshot, no lock upgrade).
-   */
-  private async lockSession(trx: Transaction<Database>, sessionId: string): Promise<SessionRow | undefined> {
-    if (this.isPostgres) {
-      // Like GoTrue, give up after 5 s of contention instead of queueing forever.
-      await sql`SET LOCAL lock_timeout = '5s'`.execute(trx);
-      return trx.selectFrom('admin_sessions').selectAll().where('id', '=', sessionId).forUpdate().executeTakeFirst();
-    }
-    await trx.updateTable('admin_sessions').set({ updated_at: sql<string>`updated_at` }).where('id', '=', sessionId).execute();
-    return trx.selectFrom('admin_sessions').selectAll().where('id', '=', sessionId).executeTakeFirst();
-  }
-
-  /**
    * Lock contention (PostgreSQL lock_timeout, SQLite busy timeout) becomes a retryable 503: a 4xx
    * on refresh would sign out a client whose access token has expired (protocol §9.5).
    */
@@ -252,72 +234,63 @@ export class AuthService {
   }
 
   /** POST /token?grant_type=refresh_token: rotation with GoTrue's reuse rules (§6.2, §6.4). */
-  async refresh(rawBody: unknown, client: ClientInfo): Promise<SessionResponse> {
-    const body = requireObjectBody(rawBody);
-    const presented = optionalString(body, 'refresh_token') ?? '';
+  async refresh(body: RefreshGrantBody, client: ClientInfo): Promise<SessionResponse> {
+    const presented = body.refresh_token ?? '';
     if (presented.length < REFRESH_TOKEN_MIN || presented.length > REFRESH_TOKEN_MAX) {
       throw new AuthApiError(400, 'validation_failed', 'Refresh token is not valid');
     }
-    const tokenHash = hashRefreshToken(presented);
-    const found = await this.db.selectFrom('admin_refresh_tokens').select(['id', 'session_id']).where('token_hash', '=', tokenHash).executeTakeFirst();
+    const found = await refreshTokens.findRefreshTokenByHash(this.db, hashRefreshToken(presented));
     if (!found) throw tokenNotFound();
 
     type Outcome =
-      | { kind: 'issued'; user: AdminUserRow; session: SessionRow; refreshToken: string }
+      | { kind: 'issued'; user: users.AdminUserRow; session: sessions.SessionRow; refreshToken: string }
       | { kind: 'not_found' }
       | { kind: 'already_used' };
 
     const outcome = await this.serialised(() => this.db.transaction().execute(async (trx): Promise<Outcome> => {
-      const session = await this.lockSession(trx, found.session_id);
+      const session = await sessions.lockSession(trx, found.session_id);
       if (!session) return { kind: 'not_found' };
-      const row: TokenRow | undefined = await trx.selectFrom('admin_refresh_tokens').selectAll().where('id', '=', found.id).executeTakeFirst();
+      const row = await refreshTokens.findRefreshToken(trx, found.id);
       if (!row) return { kind: 'not_found' };
-      const user = await trx.selectFrom('admin_users').selectAll().where('id', '=', session.user_id).executeTakeFirst();
+      const user = await users.findUserById(trx, session.user_id);
       if (!user) return { kind: 'not_found' };
       const at = this.nowIso();
 
       let parentId: string;
       if (row.revoked_at === null) {
         // 1. Normal rotation.
-        await trx.updateTable('admin_refresh_tokens').set({ revoked_at: at, updated_at: at }).where('id', '=', row.id).execute();
+        await refreshTokens.revokeRefreshToken(trx, row.id, at);
         parentId = row.id;
       } else {
-        const active = await trx
-          .selectFrom('admin_refresh_tokens')
-          .selectAll()
-          .where('session_id', '=', session.id)
-          .where('revoked_at', 'is', null)
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .executeTakeFirst();
+        const active = await refreshTokens.findActiveRefreshToken(trx, session.id);
         const revokedForMs = this.now() - new Date(toIsoTimestamp(row.updated_at)).getTime();
         if (active && active.parent_id === row.id) {
           // 2. The client lost the last response: only hashes are stored, so instead of returning the
           // active token we rotate it on the client's behalf.
-          await trx.updateTable('admin_refresh_tokens').set({ revoked_at: at, updated_at: at }).where('id', '=', active.id).execute();
+          await refreshTokens.revokeRefreshToken(trx, active.id, at);
           parentId = active.id;
         } else if (revokedForMs <= this.config.refreshReuseIntervalSeconds * 1000) {
           // 3. Concurrent refresh (another tab) within the reuse interval: branch from the same token.
           parentId = row.id;
         } else {
           // 4. Reuse outside the rules: treat as theft and sign the whole session out.
-          await trx.deleteFrom('admin_refresh_tokens').where('session_id', '=', session.id).execute();
-          await trx.deleteFrom('admin_sessions').where('id', '=', session.id).execute();
+          await refreshTokens.deleteSessionRefreshTokens(trx, session.id);
+          await sessions.deleteSessions(trx, session.user_id, { only: session.id });
           return { kind: 'already_used' };
         }
       }
-      const refreshToken = await this.insertRefreshToken(trx, session, parentId, at);
-      const updatedSession: SessionRow = {
+      const refreshToken = await this.issueRefreshToken(trx, session, parentId, at);
+      const updatedSession: sessions.SessionRow = {
         ...session,
         updated_at: at,
         ip_address: client.ip ?? session.ip_address,
         user_agent: client.userAgent?.slice(0, MAX_USER_AGENT) ?? session.user_agent,
       };
-      await trx
-        .updateTable('admin_sessions')
-        .set({ updated_at: at, ip_address: updatedSession.ip_address, user_agent: updatedSession.user_agent })
-        .where('id', '=', session.id)
-        .execute();
+      await sessions.updateSession(trx, session.id, {
+        updated_at: at,
+        ip_address: updatedSession.ip_address,
+        user_agent: updatedSession.user_agent,
+      });
       return { kind: 'issued', user, session: updatedSession, refreshToken };
     }));
 
@@ -329,52 +302,40 @@ export class AuthService {
   }
 
   /** POST /logout?scope=… */
-  async logout(auth: AuthSuccess, scopeInput: unknown, client: ClientInfo): Promise<void> {
+  async logout(auth: AuthSuccess, scopeInput: LogoutScope, client: ClientInfo): Promise<void> {
     const scope = scopeInput === undefined || scopeInput === '' ? 'global' : scopeInput;
-    if (scope !== 'global' && scope !== 'local' && scope !== 'others') {
+    const selection = typeof scope === 'string' && Object.hasOwn(LOGOUT_SCOPES, scope) ? LOGOUT_SCOPES[scope] : undefined;
+    if (typeof scope !== 'string' || !selection) {
       const shown = typeof scope === 'string' ? scope.slice(0, 64) : String(scope);
       throw new AuthApiError(400, 'validation_failed', `Unsupported logout scope "${shown}"`);
     }
-    let query = this.db.deleteFrom('admin_sessions').where('user_id', '=', auth.user.id);
-    if (scope === 'local') query = query.where('id', '=', auth.session.id);
-    if (scope === 'others') query = query.where('id', '!=', auth.session.id);
-    const result = await query.executeTakeFirst();
+    const ended = await sessions.deleteSessions(this.db, auth.user.id, selection(auth.session.id));
     await recordAudit(this.db, {
       action: 'sign_out',
       actorEmail: auth.user.email,
       actorId: auth.user.id,
       ip: client.ip,
-      detail: { scope, session_id: auth.session.id, sessions_ended: Number(result.numDeletedRows) },
+      detail: { scope, session_id: auth.session.id, sessions_ended: ended },
     });
   }
 
   /** PUT /user */
-  async updateUser(auth: AuthSuccess, rawBody: unknown): Promise<Record<string, unknown>> {
-    const body = requireObjectBody(rawBody);
-    const email = optionalString(body, 'email');
-    const phone = optionalString(body, 'phone');
-    const password = optionalString(body, 'password');
-    const data = body.data;
-    if (body.app_metadata !== undefined && body.app_metadata !== null) {
-      throw new AuthApiError(403, 'not_admin', 'User not allowed');
-    }
-    if (data !== undefined && data !== null && !isPlainObject(data)) {
-      throw new AuthApiError(400, 'bad_json', 'Could not parse request body as JSON: data must be an object');
-    }
-    if (email !== undefined && email.trim() !== '' && email.trim().toLowerCase() !== auth.user.email) {
+  async updateUser(auth: AuthSuccess, body: UpdateUserBody): Promise<GoTrueUser> {
+    const email = body.email?.trim() ?? '';
+    if (email !== '' && email.toLowerCase() !== auth.user.email) {
       throw new AuthApiError(422, 'validation_failed', 'Email changes are not supported');
     }
-    if (phone !== undefined && phone.trim() !== '') {
+    if ((body.phone?.trim() ?? '') !== '') {
       throw new AuthApiError(422, 'validation_failed', 'Phone numbers are not supported');
     }
 
-    const updates: { user_metadata?: string; password_hash?: string; updated_at?: string } = {};
-    if (isPlainObject(data)) {
-      if (jsonDepthExceeds(data, MAX_METADATA_DEPTH)) {
+    const updates: { user_metadata?: string; password_hash?: string } = {};
+    if (body.data) {
+      if (jsonDepthExceeds(body.data, MAX_METADATA_DEPTH)) {
         throw new AuthApiError(422, 'validation_failed', `User metadata cannot be nested more than ${MAX_METADATA_DEPTH} levels deep`);
       }
       const merged: Record<string, unknown> = { ...parseJsonObject(auth.user.user_metadata) };
-      for (const [key, value] of Object.entries(data)) {
+      for (const [key, value] of Object.entries(body.data)) {
         if (key === '__proto__') continue;
         if (value === null) delete merged[key];
         else merged[key] = value;
@@ -386,7 +347,8 @@ export class AuthService {
       updates.user_metadata = text;
     }
 
-    if (password !== undefined) {
+    const password = body.password;
+    if (typeof password === 'string') {
       if (password.length > PASSWORD_MAX_LENGTH) {
         throw new AuthApiError(400, 'validation_failed', `Password cannot be longer than ${PASSWORD_MAX_LENGTH} characters`);
       }
@@ -399,14 +361,13 @@ export class AuthService {
     }
 
     if (updates.user_metadata === undefined && updates.password_hash === undefined) return userJson(auth.user);
-    updates.updated_at = this.nowIso();
     const user = await this.db.transaction().execute(async (trx) => {
-      await trx.updateTable('admin_users').set(updates).where('id', '=', auth.user.id).execute();
+      await users.updateUser(trx, auth.user.id, { ...updates, updated_at: this.nowIso() });
       if (updates.password_hash !== undefined) {
         // A new password signs every other device out; this session stays.
-        await trx.deleteFrom('admin_sessions').where('user_id', '=', auth.user.id).where('id', '!=', auth.session.id).execute();
+        await sessions.deleteSessions(trx, auth.user.id, { except: auth.session.id });
       }
-      return trx.selectFrom('admin_users').selectAll().where('id', '=', auth.user.id).executeTakeFirstOrThrow();
+      return reloadUser(trx, auth.user.id);
     });
     return userJson(user);
   }

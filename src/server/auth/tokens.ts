@@ -29,7 +29,7 @@ export interface AccessClaims extends JWTPayload {
 export async function signAccessToken(db: Kysely<Database>, input: AccessTokenInput): Promise<{ token: string; expiresAt: number }> {
   const ring = await getKeyRing(db);
   const expiresAt = input.issuedAt + input.expiresInSeconds;
-  // Claim order follows GoTrue (§5.2); `iss` is omitted as GoTrue does when unset.
+  // Claim order follows GoTrue (§5.2 of ../shared/docs/auth-protocol.md); `iss` is omitted as GoTrue does when unset.
   const token = await new SignJWT({
     sub: input.userId,
     aud: JWT_AUDIENCE,

@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Selectable } from 'kysely';
 import { parseJsonObject, toIsoTimestamp } from '../db/database.js';
-import type { AdminUsersTable } from '../db/schema.js';
 import { JWT_AUDIENCE, JWT_ROLE } from './tokens.js';
-
-export type AdminUserRow = Selectable<AdminUsersTable>;
+import type { AdminUserRow } from './users-repository.js';
+import type { GoTrueUser } from '../../shared/auth/auth-api.js';
 
 /** A stable UUID-shaped identity id derived from the user id (there is no identities table). */
 function identityId(userId: string): string {
@@ -13,24 +11,14 @@ function identityId(userId: string): string {
 }
 
 /**
- * The GoTrue user object (§3.2), in GoTrue's field order. Admin accounts are created by an
- * operator, so the email counts as confirmed at creation.
+ * The one mapping from an admin row to the GoTrue user object (goTrueUserSchema, which also fixes
+ * the field order and drops `last_sign_in_at` while it is undefined). Admin accounts are created by
+ * an operator, so the email counts as confirmed at creation.
  */
-export function userJson(user: AdminUserRow): Record<string, unknown> {
+export function userJson(user: AdminUserRow): GoTrueUser {
   const createdAt = toIsoTimestamp(user.created_at);
   const updatedAt = toIsoTimestamp(user.updated_at);
   const lastSignInAt = user.last_sign_in_at ? toIsoTimestamp(user.last_sign_in_at) : undefined;
-  const identity: Record<string, unknown> = {
-    identity_id: identityId(user.id),
-    id: user.id,
-    user_id: user.id,
-    identity_data: { sub: user.id, email: user.email, email_verified: true, phone_verified: false },
-    provider: 'email',
-    ...(lastSignInAt ? { last_sign_in_at: lastSignInAt } : {}),
-    created_at: createdAt,
-    updated_at: updatedAt,
-    email: user.email,
-  };
   return {
     id: user.id,
     aud: JWT_AUDIENCE,
@@ -39,10 +27,22 @@ export function userJson(user: AdminUserRow): Record<string, unknown> {
     email_confirmed_at: createdAt,
     phone: '',
     confirmed_at: createdAt,
-    ...(lastSignInAt ? { last_sign_in_at: lastSignInAt } : {}),
+    last_sign_in_at: lastSignInAt,
     app_metadata: { provider: 'email', providers: ['email'] },
     user_metadata: parseJsonObject(user.user_metadata),
-    identities: [identity],
+    identities: [
+      {
+        identity_id: identityId(user.id),
+        id: user.id,
+        user_id: user.id,
+        identity_data: { sub: user.id, email: user.email, email_verified: true, phone_verified: false },
+        provider: 'email',
+        last_sign_in_at: lastSignInAt,
+        created_at: createdAt,
+        updated_at: updatedAt,
+        email: user.email,
+      },
+    ],
     created_at: createdAt,
     updated_at: updatedAt,
     is_anonymous: false,

@@ -2,21 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { PAGES } from '../../shared/site/pages.js';
 
-/** Prerendered pages, by route. Anything else that is not an API route gets 404.html with status 404. */
-const PAGES: Record<string, string> = {
-  '/': 'index.html',
-  '/thanks': 'thanks.html',
-  '/auth': 'auth.html',
-  '/admin': 'admin.html',
-};
-const NOT_FOUND_PAGE = '404.html';
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'no-cache';
 
 function readPages(webRoot: string): Map<string, string> {
   const pages = new Map<string, string>();
-  for (const file of [...Object.values(PAGES), NOT_FOUND_PAGE]) {
+  for (const { file } of Object.values(PAGES)) {
     const full = path.join(webRoot, file);
     if (fs.existsSync(full)) pages.set(file, fs.readFileSync(full, 'utf8'));
   }
@@ -53,7 +46,10 @@ export async function siteRoutes(app: FastifyInstance): Promise<void> {
     });
   }
 
-  for (const [route, file] of Object.entries(PAGES)) {
+  // Each routed page gets its prerendered file; anything else that is not an API route gets the
+  // not-found page with status 404.
+  for (const { path: route, file } of Object.values(PAGES)) {
+    if (route === null) continue;
     app.get(route, async (request, reply) => {
       const html = pages.get(file);
       if (!html) return reply.callNotFound();
@@ -64,7 +60,7 @@ export async function siteRoutes(app: FastifyInstance): Promise<void> {
   app.setNotFoundHandler(async (request, reply) => {
     request.log.info({ path: request.url, method: request.method }, 'not found');
     const wantsHtml = (request.method === 'GET' || request.method === 'HEAD') && !request.url.startsWith('/api/') && !request.url.startsWith('/auth/v1/');
-    const html = pages.get(NOT_FOUND_PAGE);
+    const html = pages.get(PAGES.notFound.file);
     if (wantsHtml && html) return sendHtml(reply, 404, html);
     return reply.status(404).send({ error: { code: 'not_found', message: `No route for ${request.method} ${request.url.split('?')[0]}` } });
   });

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { isPostgres } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { UUID_PATTERN } from '../../shared/admin/waitlist-api.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { toWaitlistEntry as toEntry, WAITLIST_COLUMNS } from './repository.js';
 
@@ -27,7 +28,6 @@ export interface WaitlistPageResult {
 /** Rows per statement for `id IN (...)`: far below SQLite's 32,766 and PostgreSQL's 65,535 parameters. */
 export const ID_CHUNK_SIZE = 5000;
 
-export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const UUID_RE = new RegExp(UUID_PATTERN);
 
 /**
@@ -135,7 +135,7 @@ export async function listWaitlistPage(
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const last = pageRows[pageRows.length - 1];
   return {
-    entries: pageRows.map(toEntry),
+    entries: pageRows.map(({ sort_key: _key, ...row }) => toEntry(row)),
     next: hasMore && last ? { createdAt: last.sort_key, id: last.id } : null,
   };
 }
@@ -210,7 +210,7 @@ export async function deleteWaitlistEntries(db: Kysely<Database>, ids: readonly 
       .where('id', 'in', part)
       .returning([...WAITLIST_COLUMNS, sortKey(db).as('sort_key')])
       .execute();
-    for (const row of rows) deleted.push({ key: row.sort_key, id: row.id, entry: toEntry(row) });
+    for (const { sort_key: key, ...row } of rows) deleted.push({ key, id: row.id, entry: toEntry(row) });
   }
   deleted.sort(compareKeysDesc);
   return deleted.map((d) => d.entry);

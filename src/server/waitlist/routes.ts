@@ -2,21 +2,27 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import formbody from '@fastify/formbody';
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Geolocator } from '../geolocation/geolocator.js';
 import { HttpError } from '../http/errors.js';
 import { fastifyRateLimitStore } from '../rate-limit/fastify-store.js';
-import { SIGNUP_PATH, SIGNUP_TOASTS } from '../../shared/waitlist/signup-contract.js';
-import { SIGNUP_ERRORS, signUp, signupError } from './signup.js';
+import { PAGES, SIGNUP_ERROR_FILE } from '../../shared/site/pages.js';
+import {
+  isSignupErrorCode,
+  SIGNUP_BODY_LIMIT,
+  SIGNUP_ERRORS,
+  SIGNUP_FORM_FAILURES,
+  SIGNUP_PATH,
+} from '../../shared/waitlist/signup-contract.js';
+import { signupCodeOf, signupRequestSchema, signupSuccessSchema } from '../../shared/waitlist/signup-schema.js';
+import { isHoneypotFilled, signUp, signupError } from './signup.js';
 
 export interface WaitlistRoutesOptions {
   geolocator: Geolocator;
 }
 
-/** A signup is one small field; anything bigger is not a signup. */
-export const SIGNUP_BODY_LIMIT = 8 * 1024;
-
-/** Used when the build's `signup-error.html` is absent (tests, `npm run dev` without a web build). */
+/** Used when the build's signup error page is absent (tests, `npm run dev` without a web build). */
 export const FALLBACK_ERROR_PAGE = `<!doctype html>
 <html lang="en">
 <head>
@@ -53,17 +59,22 @@ function isFormPost(request: FastifyRequest): boolean {
 
 function pageTextFor(err: FastifyError | HttpError, status: number): { title: string; message: string } {
   if (err instanceof HttpError) {
-    const known = (SIGNUP_ERRORS as Record<string, { title: string; message: string } | undefined>)[err.code];
-    return { title: known?.title ?? SIGNUP_TOASTS.failure.title, message: err.message };
+    return { title: isSignupErrorCode(err.code) ? SIGNUP_ERRORS[err.code].title : SIGNUP_FORM_FAILURES.other.title, message: err.message };
   }
-  if (status === 413) return { title: SIGNUP_TOASTS.failure.title, message: 'The form submission is too large.' };
-  return { title: SIGNUP_TOASTS.failure.title, message: SIGNUP_TOASTS.failure.description };
+  return status === 413 ? SIGNUP_FORM_FAILURES.tooLarge : SIGNUP_FORM_FAILURES.other;
+}
+
+/** A stored signup, and a filled honeypot alike: 303 to /thanks for the form, 201 for API clients. */
+function answerJoined(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.header('cache-control', 'no-store');
+  if (isFormPost(request)) return reply.status(303).header('location', PAGES.thanks.path).send();
+  return reply.status(201).send({ status: 'joined' });
 }
 
 /**
- * `POST /api/waitlist`, JSON or urlencoded form, rate limited per client address.
- * JSON: 201 `{status:'joined'}` or 4xx `{error:{code,message}}` (via the app's error handler).
- * Form: 303 to /thanks, or the signup error page with the matching status.
+ * `POST /api/waitlist` (contract: src/shared/waitlist/signup-contract.ts), JSON or urlencoded
+ * form, rate limited per client address. JSON errors go through the app's error handler; form
+ * posts get the signup error page.
  */
 export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (app, { geolocator }) => {
   // Both plugins are registered inside this plugin's scope, so they only touch the signup route.
@@ -77,7 +88,7 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
   // Fastify parses text/plain by default; a signup in plain text is a client bug: 415.
   app.removeContentTypeParser('text/plain');
 
-  const templatePath = path.join(app.config.webRoot, 'signup-error.html');
+  const templatePath = path.join(app.config.webRoot, SIGNUP_ERROR_FILE);
   let template: Promise<string> | undefined;
   const loadTemplate = (): Promise<string> => {
     template ??= fs.readFile(templatePath, 'utf8').catch((err: NodeJS.ErrnoException) => {
@@ -99,10 +110,13 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
 
   const { max, windowMs } = app.config.signupRateLimit;
 
-  app.post(
+  app.withTypeProvider<ZodTypeProvider>().post(
     SIGNUP_PATH,
     {
       bodyLimit: SIGNUP_BODY_LIMIT,
+      schema: { body: signupRequestSchema, response: { 201: signupSuccessSchema } },
+      // A bad address is answered with its signup code (below), not the generic validation error.
+      attachValidation: true,
       config: {
         rateLimit: {
           max,
@@ -113,13 +127,17 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
           errorResponseBuilder: () => signupError('rate_limited'),
         },
       },
+      // The honeypot is looked at before the address, so a bot learns nothing from the answer.
+      preValidation: async (request, reply) => {
+        if (!isHoneypotFilled(request.body)) return;
+        request.log.info({ reason: 'honeypot' }, 'waitlist signup ignored');
+        return answerJoined(request, reply);
+      },
     },
     async (request, reply) => {
-      // A filled honeypot ('ignored') is answered exactly like a success on purpose.
-      await signUp({ db: app.database.db, geolocator, log: request.log }, { body: request.body, ip: request.ip });
-      reply.header('cache-control', 'no-store');
-      if (isFormPost(request)) return reply.status(303).header('location', '/thanks').send();
-      return reply.status(201).send({ status: 'joined' });
+      if (request.validationError) throw signupError(signupCodeOf(request.validationError.validation));
+      await signUp({ db: app.database.db, geolocator, log: request.log }, request.body.email, request.ip);
+      return answerJoined(request, reply);
     },
   );
 };

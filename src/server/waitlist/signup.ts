@@ -5,39 +5,13 @@ import type { Database } from '../db/schema.js';
 import type { Geolocator, GeoLocation, GeoLogger } from '../geolocation/geolocator.js';
 import { normalizeIp } from '../geolocation/ip.js';
 import { HttpError } from '../http/errors.js';
-import { checkWaitlistEmail, MAX_EMAIL_LENGTH, type EmailProblem } from '../../shared/waitlist/email.js';
-import { HONEYPOT_FIELD, SIGNUP_TOASTS, type SignupErrorCode } from '../../shared/waitlist/signup-contract.js';
+import { HONEYPOT_FIELD, SIGNUP_ERRORS, type SignupErrorCode } from '../../shared/waitlist/signup-contract.js';
 import { insertWaitlistEntry } from './repository.js';
 
-/** What each signup error says: `title` heads the no-JavaScript error page, `message` is the API text. */
-export const SIGNUP_ERRORS = {
-  email_required: { status: 400, title: SIGNUP_TOASTS.required.title, message: SIGNUP_TOASTS.required.description },
-  email_invalid: { status: 400, title: 'Invalid email', message: 'Please enter a valid email address.' },
-  email_too_long: {
-    status: 400,
-    title: 'Invalid email',
-    message: `Email addresses can be at most ${MAX_EMAIL_LENGTH} characters long.`,
-  },
-  already_registered: { status: 409, title: SIGNUP_TOASTS.duplicate.title, message: SIGNUP_TOASTS.duplicate.description },
-  rate_limited: {
-    status: 429,
-    title: 'Too many attempts',
-    message: 'Too many signup attempts. Please wait a minute and try again.',
-  },
-} as const satisfies Partial<Record<SignupErrorCode, { status: number; title: string; message: string }>>;
-
-export type SignupFailureCode = keyof typeof SIGNUP_ERRORS;
-
-export function signupError(code: SignupFailureCode): HttpError {
+export function signupError(code: SignupErrorCode): HttpError {
   const { status, message } = SIGNUP_ERRORS[code];
   return new HttpError(status, code, message);
 }
-
-const problemCodes: Record<EmailProblem, SignupFailureCode> = {
-  required: 'email_required',
-  invalid: 'email_invalid',
-  too_long: 'email_too_long',
-};
 
 export interface SignupDeps {
   db: Kysely<Database>;
@@ -45,33 +19,15 @@ export interface SignupDeps {
   log: GeoLogger;
 }
 
-export interface SignupInput {
-  /** The parsed request body, JSON or form; anything but `email` and the honeypot is ignored. */
-  body: unknown;
-  /** The client address as the server sees it (`request.ip`, which honours TRUST_PROXY). */
-  ip: string | undefined;
-}
-
-export type SignupOutcome =
-  /** Stored and committed. */
-  | { kind: 'joined'; id: string }
-  /** The honeypot was filled: answered like a success, nothing stored. */
-  | { kind: 'ignored' };
-
 function isFilled(value: unknown): boolean {
   if (typeof value === 'string') return value.trim() !== '';
   if (Array.isArray(value)) return value.some(isFilled);
   return false;
 }
 
-/** Validates the address exactly as the form does. Non-string values are 'invalid', absent ones 'required'. */
-export function readEmail(body: unknown): string {
-  const fields = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-  const raw = fields.email;
-  if (raw !== undefined && raw !== null && typeof raw !== 'string') throw signupError('email_invalid');
-  const check = checkWaitlistEmail(raw);
-  if (!check.ok) throw signupError(problemCodes[check.problem]);
-  return check.email;
+/** True when the hidden honeypot field was filled in: a bot, answered like a success and not stored. */
+export function isHoneypotFilled(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && isFilled((body as Record<string, unknown>)[HONEYPOT_FIELD]);
 }
 
 async function locate(geolocator: Geolocator, ip: string | null, log: GeoLogger): Promise<GeoLocation | null> {
@@ -85,25 +41,17 @@ async function locate(geolocator: Geolocator, ip: string | null, log: GeoLogger)
 }
 
 /**
- * Adds an address to the waitlist. Throws an HttpError (4xx) for a bad or known address; any other
- * rejection is a server fault. Resolves only after the insert has committed, so whatever the caller
- * acknowledges is stored.
+ * Adds an address (already validated and normalized by the signup schema) to the waitlist. Throws
+ * `already_registered` for a known address; any other rejection is a server fault. Resolves only
+ * after the insert has committed, so whatever the caller acknowledges is stored.
  *
- * IP and location come from the server only; client-sent `ip_address`/`country`/`city`/`region`
- * are ignored.
+ * IP and location come from the server only (`ip` is `request.ip`, which honours TRUST_PROXY).
  */
-export async function signUp(deps: SignupDeps, input: SignupInput): Promise<SignupOutcome> {
-  const fields = typeof input.body === 'object' && input.body !== null ? (input.body as Record<string, unknown>) : {};
-  if (isFilled(fields[HONEYPOT_FIELD])) {
-    deps.log.info({ reason: 'honeypot' }, 'waitlist signup ignored');
-    return { kind: 'ignored' };
-  }
-
-  const email = readEmail(input.body);
+export async function signUp(deps: SignupDeps, email: string, ip: string | undefined): Promise<{ id: string }> {
   // The spec says "on failure all four are null", but that described a browser asking a third
   // party for its own address. Here the server always knows the address it saw, so ip_address is
   // stored even when the location lookup fails; only country, city and region become null.
-  const ipAddress = normalizeIp(input.ip);
+  const ipAddress = normalizeIp(ip);
   const location = await locate(deps.geolocator, ipAddress, deps.log);
 
   const id = randomUUID();
@@ -111,8 +59,8 @@ export async function signUp(deps: SignupDeps, input: SignupInput): Promise<Sign
     await insertWaitlistEntry(deps.db, {
       id,
       email,
-      createdAt: new Date().toISOString(),
-      ipAddress,
+      created_at: new Date().toISOString(),
+      ip_address: ipAddress,
       country: location?.country ?? null,
       city: location?.city ?? null,
       region: location?.region ?? null,
@@ -122,5 +70,5 @@ export async function signUp(deps: SignupDeps, input: SignupInput): Promise<Sign
     throw err;
   }
   deps.log.info({ entryId: id }, 'waitlist signup stored');
-  return { kind: 'joined', id };
+  return { id };
 }

@@ -1,4 +1,4 @@
-import type { WaitlistEntry } from './entry.js';
+import type { EntryLocation } from './entry.js';
 
 /** 'N/A' when the address is unknown. */
 export function formatIpAddress(ip: string | null | undefined): string {
@@ -6,7 +6,7 @@ export function formatIpAddress(ip: string | null | undefined): string {
 }
 
 /** City, region and country joined with commas; 'Unknown' when all three are empty. */
-export function formatLocation(entry: Pick<WaitlistEntry, 'city' | 'region' | 'country'>): string {
+export function formatLocation(entry: EntryLocation): string {
   const parts = [entry.city, entry.region, entry.country].filter((p): p is string => !!p && p.trim() !== '');
   return parts.length > 0 ? parts.join(', ') : 'Unknown';
 }

@@ -1,23 +1,23 @@
-/** The wire contract of `POST /api/waitlist`, shared by the form and the server. */
+import { MAX_EMAIL_LENGTH, type EmailProblem } from './email.js';
+import type { SignupRequest } from './signup-schema.js';
+
+/**
+ * The wire contract of `POST /api/waitlist` and every text a signup can answer with, shared by the
+ * form (with and without JavaScript) and the server. The request and response schemas are in
+ * signup-schema.ts (kept apart so the landing page never loads a schema library).
+ *
+ * JSON: 201 `{status:'joined'}` or 4xx `{error:{code,message}}`.
+ * Form (urlencoded, no JavaScript): 303 to /thanks, or the signup error page with the same status.
+ */
 export const SIGNUP_PATH = '/api/waitlist';
 
 /** Name of the hidden field that only bots fill in. */
 export const HONEYPOT_FIELD = 'company_website';
 
-export type SignupErrorCode =
-  | 'email_required'
-  | 'email_invalid'
-  | 'email_too_long'
-  | 'already_registered'
-  | 'rate_limited'
-  | 'bad_request'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'internal_error';
+/** A signup is one small field; anything bigger is not a signup. */
+export const SIGNUP_BODY_LIMIT = 8 * 1024;
 
-export interface SignupSuccess {
-  status: 'joined';
-}
+export type { SignupRequest };
 
 export interface ApiError {
   error: { code: string; message: string };
@@ -29,3 +29,40 @@ export const SIGNUP_TOASTS = {
   duplicate: { title: 'Already registered', description: 'This email is already on our waitlist.' },
   failure: { title: 'Something went wrong', description: 'Please try again later.' },
 } as const;
+
+/**
+ * What each refused signup says: `title` heads the toast and the no-JavaScript error page,
+ * `message` is the API text and the toast's description.
+ */
+export const SIGNUP_ERRORS = {
+  email_required: { status: 400, title: SIGNUP_TOASTS.required.title, message: SIGNUP_TOASTS.required.description },
+  email_invalid: { status: 400, title: 'Invalid email', message: 'Please enter a valid email address.' },
+  email_too_long: { status: 400, title: 'Invalid email', message: `Email addresses can be at most ${MAX_EMAIL_LENGTH} characters long.` },
+  already_registered: { status: 409, title: SIGNUP_TOASTS.duplicate.title, message: SIGNUP_TOASTS.duplicate.description },
+  rate_limited: { status: 429, title: 'Too many attempts', message: 'Too many signup attempts. Please wait a minute and try again.' },
+} as const;
+
+export type SignupErrorCode = keyof typeof SIGNUP_ERRORS;
+
+/** The answer to an address the shared e-mail rule refuses, in the form and on the server alike. */
+export const EMAIL_PROBLEM_CODES = {
+  required: 'email_required',
+  invalid: 'email_invalid',
+  too_long: 'email_too_long',
+} as const satisfies Record<EmailProblem, SignupErrorCode>;
+
+/** A refused signup as a toast: its title, and its message as the description. */
+export function signupErrorToast(code: SignupErrorCode): { title: string; description: string } {
+  const { title, message } = SIGNUP_ERRORS[code];
+  return { title, description: message };
+}
+
+/** The error page's text for a form post that failed for any other reason. */
+export const SIGNUP_FORM_FAILURES = {
+  tooLarge: { title: SIGNUP_TOASTS.failure.title, message: 'The form submission is too large.' },
+  other: { title: SIGNUP_TOASTS.failure.title, message: SIGNUP_TOASTS.failure.description },
+} as const;
+
+export function isSignupErrorCode(code: string): code is SignupErrorCode {
+  return Object.hasOwn(SIGNUP_ERRORS, code);
+}

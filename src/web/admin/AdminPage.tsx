@@ -1,21 +1,22 @@
 import { useCallback, useMemo, useRef, useState } from 'react';
 import type { MouseEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { ADMIN_MAX_IDS } from '../../shared/admin/waitlist-api.js';
+import { ADMIN_MAX_IDS, EXPORT_FILE_NAMES } from '../../shared/admin/waitlist-api.js';
+import { countCsvRows } from '../../shared/csv.js';
+import { PAGES } from '../../shared/site/pages.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
-import { EXPORT_FILE_NAMES } from '../../shared/waitlist/csv-columns.js';
-import { paths } from '../app/paths.js';
-import { getAuthClient, authErrorMessage } from '../auth/auth-client.js';
+import { authErrorMessage, getAuthClient } from '../session/auth-client.js';
 import { siteContent } from '../site/content.js';
 import { LogoMark } from '../site/Logo.js';
 import { PageFrame } from '../site/PageFrame.js';
 import { notifyError, notifySuccess } from '../site/toast.js';
+import { buttonStyles, LoadingSpinner, SpinnerIcon } from '../ui/controls.js';
+import { cardStyles } from '../ui/styles.js';
 import { deleteWaitlistEntries, exportWaitlist, isUnauthorized } from './admin-api.js';
 import { adminToasts, countLine } from './copy.js';
 import { DeleteDialog } from './DeleteDialog.js';
-import { countCsvRows, downloadBlob } from './download.js';
+import { downloadBlob } from './download.js';
 import { useSelection } from './selection.js';
-import { buttonStyles, cardStyles, LoadingSpinner, SpinnerIcon } from './ui.js';
 import { useAdminSession } from './useAdminSession.js';
 import { useWaitlist } from './useWaitlist.js';
 import { WaitlistTable } from './WaitlistTable.js';
@@ -50,7 +51,7 @@ function AdminDashboard({ email }: { email: string }) {
     const { data } = await auth.getSession().catch(() => ({ data: { session: null } }));
     if (data.session) notifyError(adminToasts.sessionExpired);
     await auth.signOut({ scope: 'local' }).catch(() => undefined);
-    void navigate(paths.auth, { replace: true });
+    void navigate(PAGES.auth.path, { replace: true });
   }, [navigate]);
 
   async function handleSignOut() {
@@ -67,7 +68,7 @@ function AdminDashboard({ email }: { email: string }) {
       return;
     }
     notifySuccess(adminToasts.signedOut);
-    void navigate(paths.auth, { replace: true });
+    void navigate(PAGES.auth.path, { replace: true });
   }
 
   return (
@@ -81,7 +82,7 @@ function AdminDashboard({ email }: { email: string }) {
             </p>
           </div>
           <div className="flex items-center gap-2">
-            <Link to={paths.home} className={buttonStyles.secondary}>
+            <Link to={PAGES.home.path} className={buttonStyles.secondary}>
               View Site
             </Link>
             <button type="button" className={buttonStyles.secondary} onClick={() => void handleSignOut()} disabled={signingOut}>

@@ -1,8 +1,7 @@
 import type { ReactNode } from 'react';
 import { AlertDialog } from 'radix-ui';
+import { buttonStyles, SpinnerIcon } from '../ui/controls.js';
 import { deleteConfirmText } from './copy.js';
-import { buttonStyles, SpinnerIcon } from './ui.js';
-
 
 export interface DeleteDialogProps {
   open: boolean;

@@ -76,7 +76,7 @@ export const WaitlistTable = memo(function WaitlistTable({ entries, selection, o
     if (!entry) continue;
     if (item.start > cursor) rows.push(<SpacerRow key={`gap-${item.index}`} height={item.start - cursor} />);
     rows.push(
-      <WaitlistRow
+      <WaitlistTableRow
         key={entry.id}
         entry={entry}
         index={item.index}
@@ -139,14 +139,14 @@ function SpacerRow({ height }: { height: number }) {
   );
 }
 
-interface WaitlistRowProps {
+interface WaitlistTableRowProps {
   entry: WaitlistEntry;
   index: number;
   selected: boolean;
   onToggle: (id: string, checked: boolean) => void;
 }
 
-const WaitlistRow = memo(function WaitlistRow({ entry, index, selected, onToggle }: WaitlistRowProps) {
+const WaitlistTableRow = memo(function WaitlistTableRow({ entry, index, selected, onToggle }: WaitlistTableRowProps) {
   const dateJoined = formatDateJoined(entry.created_at);
   const ip = formatIpAddress(entry.ip_address);
   const location = formatLocation(entry);

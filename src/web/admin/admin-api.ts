@@ -1,6 +1,20 @@
-import { ADMIN_WAITLIST_PATH } from '../../shared/admin/waitlist-api.js';
-import type { DeleteRequest, DeleteResult, ExportRequest, WaitlistPage } from '../../shared/admin/waitlist-api.js';
-import { getAuthClient } from '../auth/auth-client.js';
+import { z } from 'zod/mini';
+import {
+  ADMIN_DELETE_PATH,
+  ADMIN_EXPORT_PATH,
+  ADMIN_WAITLIST_PATH,
+  deleteResultSchema,
+  waitlistPageSchema,
+  type DeleteRequest,
+  type DeleteResult,
+  type ExportRequest,
+  type WaitlistPage,
+  type WaitlistPageQuery,
+} from '../../shared/admin/waitlist-api.js';
+import { getAuthClient } from '../session/auth-client.js';
+
+// The page's Content-Security-Policy forbids eval: zod must not even probe for it.
+z.config({ jitless: true });
 
 /** A failed admin API call: the HTTP status (0 for a network failure) and a message fit for a toast. */
 export class AdminApiError extends Error {
@@ -71,18 +85,24 @@ function postJson(path: string, body: unknown, signal?: AbortSignal): Promise<Re
   });
 }
 
+/** The answer's JSON, checked against the route's declared response. */
+async function readJson<T>(response: Response, schema: z.ZodMiniType<T>): Promise<T> {
+  const result = schema.safeParse(await response.json().catch(() => undefined));
+  if (!result.success) throw new AdminApiError(response.status, 'The server sent an answer this page does not understand. Reload the page.');
+  return result.data;
+}
+
 /** One page of the waitlist, newest first. */
 export async function fetchWaitlistPage(limit: number, cursor: string | null, signal?: AbortSignal): Promise<WaitlistPage> {
-  const params = new URLSearchParams({ limit: String(limit) });
-  if (cursor) params.set('cursor', cursor);
+  const query: WaitlistPageQuery = { limit, ...(cursor ? { cursor } : {}) };
+  const params = new URLSearchParams(Object.entries(query).map(([key, value]) => [key, String(value)]));
   const response = await request(`${ADMIN_WAITLIST_PATH}?${params.toString()}`, { signal });
-  return (await response.json()) as WaitlistPage;
+  return readJson(response, waitlistPageSchema);
 }
 
 export async function deleteWaitlistEntries(ids: string[]): Promise<DeleteResult> {
-  const body: DeleteRequest = { ids };
-  const response = await postJson(`${ADMIN_WAITLIST_PATH}/delete`, body);
-  return (await response.json()) as DeleteResult;
+  const response = await postJson(ADMIN_DELETE_PATH, { ids } satisfies DeleteRequest);
+  return readJson(response, deleteResultSchema);
 }
 
 export interface ExportedFile {
@@ -92,7 +112,7 @@ export interface ExportedFile {
 }
 
 export async function exportWaitlist(request: ExportRequest): Promise<ExportedFile> {
-  const response = await postJson(`${ADMIN_WAITLIST_PATH}/export`, request);
+  const response = await postJson(ADMIN_EXPORT_PATH, request);
   return { blob: await response.blob(), fileName: fileNameFromDisposition(response.headers.get('Content-Disposition')) };
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fileNameFromDisposition } from './admin-api.js';
 import { adminToasts, countLine, deleteConfirmText } from './copy.js';
-import { countCsvRows } from './download.js';
+import { countCsvRows } from '../../shared/csv.js';
 import { Selection } from './selection.js';
 
 describe('admin copy', () => {

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { useNavigate } from 'react-router';
-import { getAuthClient } from '../auth/auth-client.js';
+import { PAGES } from '../../shared/site/pages.js';
+import { getAuthClient } from '../session/auth-client.js';
 
 export type AdminSession = { status: 'checking' } | { status: 'signed-in'; email: string };
 
@@ -20,7 +21,7 @@ export function useAdminSession(): AdminSession {
     const toLogin = () => {
       if (!active) return;
       active = false;
-      void navigate('/auth', { replace: true });
+      void navigate(PAGES.auth.path, { replace: true });
     };
 
     // Handlers must not call auth-js back synchronously (its docs warn of deadlocks); navigation is fine.

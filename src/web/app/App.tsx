@@ -1,13 +1,14 @@
 import { Suspense, useEffect, type ReactNode } from 'react';
 import { Route, Routes, useLocation } from 'react-router';
+import { PAGE_NAMES, PAGES, pageAt, type PageName } from '../../shared/site/pages.js';
 import { LandingPage } from '../pages/LandingPage.js';
 import { NotFoundPage } from '../pages/NotFoundPage.js';
 import { ThanksPage } from '../pages/ThanksPage.js';
+import { pageTitle } from '../site/page-title.js';
 import { SiteLayout } from '../site/SiteLayout.js';
 import { AppToaster } from '../site/toast.js';
 import { AdminPage, AuthPage } from './lazy-pages.js';
 import { PageLoading } from './PageLoading.js';
-import { paths, titleForPath } from './paths.js';
 
 /** A lazily loaded page, with the loading shell while its code loads. */
 function LazyPage({ children }: { children: ReactNode }) {
@@ -17,38 +18,41 @@ function LazyPage({ children }: { children: ReactNode }) {
 function DocumentTitle() {
   const { pathname } = useLocation();
   useEffect(() => {
-    document.title = titleForPath(pathname);
+    document.title = pageTitle(pageAt(pathname));
   }, [pathname]);
   return null;
 }
 
-/** The route table of the whole web app. Render it inside a router (BrowserRouter or StaticRouter). */
+/** What each page of the page table renders; client-only pages wait for their code in `LazyPage`. */
+const PAGE_ELEMENTS: Record<PageName, ReactNode> = {
+  home: <LandingPage />,
+  thanks: <ThanksPage />,
+  notFound: <NotFoundPage />,
+  auth: (
+    <LazyPage>
+      <AuthPage />
+    </LazyPage>
+  ),
+  admin: (
+    <LazyPage>
+      <AdminPage />
+    </LazyPage>
+  ),
+};
+
+const pageRoute = (name: PageName) => <Route key={name} path={PAGES[name].path ?? '*'} element={PAGE_ELEMENTS[name]} />;
+
+/**
+ * The routes of the whole web app, from the page table: public pages inside the site layout, the
+ * client-only pages (loaded on demand) on their own. Render it inside a BrowserRouter or StaticRouter.
+ */
 export function App() {
   return (
     <>
       <DocumentTitle />
       <Routes>
-        <Route element={<SiteLayout />}>
-          <Route index element={<LandingPage />} />
-          <Route path={paths.thanks} element={<ThanksPage />} />
-          <Route path="*" element={<NotFoundPage />} />
-        </Route>
-        <Route
-          path={paths.auth}
-          element={
-            <LazyPage>
-              <AuthPage />
-            </LazyPage>
-          }
-        />
-        <Route
-          path={paths.admin}
-          element={
-            <LazyPage>
-              <AdminPage />
-            </LazyPage>
-          }
-        />
+        <Route element={<SiteLayout />}>{PAGE_NAMES.filter((name) => !PAGES[name].clientOnly).map(pageRoute)}</Route>
+        {PAGE_NAMES.filter((name) => PAGES[name].clientOnly).map(pageRoute)}
       </Routes>
       <AppToaster />
     </>

@@ -1,5 +1,5 @@
 import { siteContent } from '../site/content.js';
-import { Spinner } from '../site/Spinner.js';
+import { Spinner } from '../ui/Spinner.js';
 
 /** What a lazily loaded page shows while its code loads; also the prerendered HTML of those routes. */
 export function PageLoading() {

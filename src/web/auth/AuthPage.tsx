@@ -1,16 +1,15 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import type { FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { paths } from '../app/paths.js';
-import { buttonColors, buttonSizes, buttonStyles, cardStyles } from '../admin/ui.js';
+import { PAGES } from '../../shared/site/pages.js';
+import { authErrorMessage, getAuthClient } from '../session/auth-client.js';
 import { siteContent } from '../site/content.js';
 import { LogoMark } from '../site/Logo.js';
-import { notifyError } from '../site/toast.js';
-import { authErrorMessage, getAuthClient } from './auth-client.js';
 import { PageFrame } from '../site/PageFrame.js';
-
-const inputStyles =
-  'h-12 w-full rounded-xl border border-white/15 bg-slate-950/60 px-4 text-base text-white placeholder:text-slate-400 transition-colors hover:border-white/25 focus:border-emerald-300 disabled:cursor-not-allowed disabled:opacity-60';
+import { notifyError } from '../site/toast.js';
+import { buttonColors, buttonSizes, buttonStyles } from '../ui/controls.js';
+import { cardStyles, inputStyles } from '../ui/styles.js';
+import { useRefocusAfterBusy } from '../ui/useRefocusAfterBusy.js';
 
 /** /auth: e-mail and password sign-in for admins. A session that already exists goes straight to /admin. */
 export default function AuthPage() {
@@ -19,7 +18,7 @@ export default function AuthPage() {
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
   const passwordRef = useRef<HTMLInputElement>(null);
-  const refocusPassword = useRef(false);
+  const requestRefocus = useRefocusAfterBusy(busy, passwordRef, 'select');
   const emailId = useId();
   const passwordId = useId();
 
@@ -29,7 +28,7 @@ export default function AuthPage() {
     const toAdmin = () => {
       if (!active) return;
       active = false;
-      void navigate(paths.admin, { replace: true });
+      void navigate(PAGES.admin.path, { replace: true });
     };
     // Also follows a sign-in made in another tab (auth-js relays it).
     const { data } = auth.onAuthStateChange((event, session) => {
@@ -47,14 +46,6 @@ export default function AuthPage() {
     };
   }, [navigate]);
 
-  // Disabled fields lose focus while busy: after a failed attempt, put it back on the password.
-  useEffect(() => {
-    if (!busy && refocusPassword.current) {
-      refocusPassword.current = false;
-      passwordRef.current?.select();
-    }
-  }, [busy]);
-
   async function handleSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     if (busy) return;
@@ -67,11 +58,12 @@ export default function AuthPage() {
       message = authErrorMessage(error);
     }
     if (message === null) {
-      void navigate(paths.admin, { replace: true });
+      void navigate(PAGES.admin.path, { replace: true });
       return;
     }
     notifyError({ title: 'Error', description: message });
-    refocusPassword.current = true;
+    // The fields were disabled, so focus is gone: after a failed attempt it goes back to the password.
+    requestRefocus();
     setBusy(false);
   }
 
@@ -127,7 +119,7 @@ export default function AuthPage() {
             </form>
           </div>
           <p className="mt-6 text-center">
-            <Link to={paths.home} className={buttonStyles.link}>
+            <Link to={PAGES.home.path} className={buttonStyles.link}>
               Back to home
             </Link>
           </p>

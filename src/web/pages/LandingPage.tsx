@@ -1,4 +1,5 @@
 import { siteContent } from '../site/content.js';
+import { cardStyles } from '../ui/styles.js';
 import { RotatingCategory } from '../waitlist/RotatingCategory.js';
 import { WaitlistForm } from '../waitlist/WaitlistForm.js';
 
@@ -11,7 +12,7 @@ export function LandingPage() {
       <div className="mt-6 min-h-10">
         <RotatingCategory items={rotatingCategories} intervalMs={rotatingIntervalMs} srLabel={rotatingSrLabel} />
       </div>
-      <div className="mt-10 w-full max-w-xl rounded-2xl border border-white/10 bg-white/[0.04] p-5 shadow-2xl shadow-black/40 backdrop-blur sm:p-6">
+      <div className={`mt-10 w-full max-w-xl ${cardStyles} p-5 backdrop-blur sm:p-6`}>
         <WaitlistForm />
       </div>
     </section>

@@ -1,7 +1,8 @@
 import { useEffect } from 'react';
 import { Link, useLocation } from 'react-router';
-import { paths } from '../app/paths.js';
+import { PAGES } from '../../shared/site/pages.js';
 import { siteContent } from '../site/content.js';
+import { primaryLinkStyles } from '../ui/styles.js';
 
 export function NotFoundPage() {
   const { pathname } = useLocation();
@@ -17,10 +18,7 @@ export function NotFoundPage() {
         404
       </p>
       <h1 className="mt-4 text-2xl font-bold tracking-tight text-white sm:text-3xl">{notFound.title}</h1>
-      <Link
-        to={paths.home}
-        className="mt-8 inline-flex h-11 items-center rounded-xl bg-emerald-400 px-5 font-semibold text-slate-950 transition-colors hover:bg-emerald-300"
-      >
+      <Link to={PAGES.home.path} className={`mt-8 ${primaryLinkStyles}`}>
         {notFound.link}
       </Link>
     </section>

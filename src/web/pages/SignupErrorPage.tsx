@@ -1,6 +1,8 @@
 import { Link } from 'react-router';
-import { siteContent } from '../site/content.js';
+import { PAGES } from '../../shared/site/pages.js';
+import { prerenderContent } from '../site/content.js';
 import { SiteLayout } from '../site/SiteLayout.js';
+import { cardStyles, primaryLinkStyles } from '../ui/styles.js';
 
 /**
  * Template of the script-free page the server shows when a form post (no JavaScript) fails. The server
@@ -10,7 +12,7 @@ export function SignupErrorPage({ title, message }: { title: string; message: st
   return (
     <SiteLayout>
       <section className="mx-auto flex w-full max-w-xl flex-1 flex-col items-center justify-center px-5 py-16 text-center sm:px-8">
-        <div className="w-full rounded-2xl border border-white/10 bg-white/[0.04] px-6 py-10 shadow-2xl shadow-black/40 sm:px-10">
+        <div className={`w-full ${cardStyles} px-6 py-10 sm:px-10`}>
           <div className="mx-auto mb-6 flex size-14 items-center justify-center rounded-full bg-amber-400/15 text-amber-300">
             <svg viewBox="0 0 24 24" className="size-7" aria-hidden="true" focusable="false">
               <path d="M12 8v5m0 3.5v.5" fill="none" stroke="currentColor" strokeWidth="2.5" strokeLinecap="round" />
@@ -19,11 +21,8 @@ export function SignupErrorPage({ title, message }: { title: string; message: st
           </div>
           <h1 className="text-2xl font-bold tracking-tight text-white sm:text-3xl">{title}</h1>
           <p className="mt-4 text-slate-200">{message}</p>
-          <Link
-            to="/"
-            className="mt-8 inline-flex h-11 items-center rounded-xl bg-emerald-400 px-5 font-semibold text-slate-950 transition-colors hover:bg-emerald-300"
-          >
-            {siteContent.signupError.backLink}
+          <Link to={PAGES.home.path} className={`mt-8 ${primaryLinkStyles}`}>
+            {prerenderContent.signupError.backLink}
           </Link>
         </div>
       </section>

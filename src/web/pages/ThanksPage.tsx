@@ -1,8 +1,9 @@
 import { useEffect, useRef } from 'react';
 import { useNavigate } from 'react-router';
-import { paths } from '../app/paths.js';
+import { PAGES } from '../../shared/site/pages.js';
 import { siteContent } from '../site/content.js';
-import { Spinner } from '../site/Spinner.js';
+import { Spinner } from '../ui/Spinner.js';
+import { cardStyles } from '../ui/styles.js';
 
 export function ThanksPage() {
   const { thanks, thanksSpinnerLabel } = siteContent;
@@ -12,13 +13,13 @@ export function ThanksPage() {
   useEffect(() => {
     // Arriving here from the form, focus was on a control that no longer exists.
     headingRef.current?.focus();
-    const timer = window.setTimeout(() => navigate(paths.home, { replace: true }), thanks.redirectAfterMs);
+    const timer = window.setTimeout(() => navigate(PAGES.home.path, { replace: true }), thanks.redirectAfterMs);
     return () => window.clearTimeout(timer);
   }, [navigate, thanks.redirectAfterMs]);
 
   return (
     <section className="mx-auto flex w-full max-w-xl flex-1 flex-col items-center justify-center px-5 py-16 text-center sm:px-8">
-      <div className="w-full rounded-2xl border border-white/10 bg-white/[0.04] px-6 py-10 shadow-2xl shadow-black/40 sm:px-10">
+      <div className={`w-full ${cardStyles} px-6 py-10 sm:px-10`}>
         <div className="mx-auto mb-6 flex size-14 items-center justify-center rounded-full bg-emerald-400/15 text-emerald-300">
           <svg viewBox="0 0 24 24" className="size-7" aria-hidden="true" focusable="false">
             <path d="m5 12.5 4.5 4.5L19 7.5" fill="none" stroke="currentColor" strokeWidth="2.5" strokeLinecap="round" strokeLinejoin="round" />

@@ -1,3 +1,5 @@
+import type { PageName } from '../../shared/site/pages.js';
+
 /**
  * Every piece of marketing copy and every deployment-specific value of the public site, in one place.
  * Change the values marked "deployment" before going live; the rest is the product's wording.
@@ -41,25 +43,15 @@ export interface SiteContent {
     /** Licence attribution for the CC BY 4.0 DB-IP geolocation data the server uses. */
     geoAttribution: { text: string; url: string };
   };
-  /** The `<meta name="description">` of every page. */
-  metaDescription: string;
-  /** Page titles; every title but the home page's is followed by " · {productName}". */
-  pageTitles: { home: string; thanks: string; notFound: string; auth: string; admin: string };
+  /** Page titles, one per page of the page table; each is followed by " · {productName}". */
+  pageTitles: Record<PageName, string>;
   header: { homeLinkLabel: string; contactLabel: string };
   skipLink: string;
   /** Screen-reader text that stands in for the rotating line (which is hidden from them). */
   rotatingSrLabel: string;
-  /** Toasts of the signup form not covered by SIGNUP_TOASTS (shared with the server). */
-  signupToasts: {
-    invalid: { title: string; description: string };
-    tooLong: { title: string; description: string };
-    rateLimited: { title: string; description: string };
-  };
   honeypotLabel: string;
   thanksSpinnerLabel: string;
   loadingLabel: string;
-  /** The script-free page the server shows when a no-JavaScript signup fails. */
-  signupError: { backLink: string };
 }
 
 export const siteContent: SiteContent = {
@@ -96,8 +88,6 @@ export const siteContent: SiteContent = {
     cityLabel: 'Based in',
     geoAttribution: { text: 'IP Geolocation by DB-IP', url: 'https://db-ip.com/' },
   },
-  metaDescription:
-    'Compliant tokenization solutions for private markets. Join the waitlist to be the first to access tokenized private assets.',
   pageTitles: {
     home: 'Private Markets On Chain',
     thanks: "You're on the waitlist",
@@ -108,13 +98,16 @@ export const siteContent: SiteContent = {
   header: { homeLinkLabel: 'home', contactLabel: 'Contact' },
   skipLink: 'Skip to content',
   rotatingSrLabel: 'Asset categories:',
-  signupToasts: {
-    invalid: { title: 'Invalid email', description: 'Please enter a valid email address.' },
-    tooLong: { title: 'Invalid email', description: 'This email address is too long.' },
-    rateLimited: { title: 'Too many attempts', description: 'Please wait a moment and try again.' },
-  },
   honeypotLabel: 'Leave this field empty',
   thanksSpinnerLabel: 'Redirecting',
   loadingLabel: 'Loading…',
+};
+
+/** Copy only the prerender uses: kept out of `siteContent`, so the browser's bundle does not carry it. */
+export const prerenderContent = {
+  /** The `<meta name="description">` of every page. */
+  metaDescription:
+    'Compliant tokenization solutions for private markets. Join the waitlist to be the first to access tokenized private assets.',
+  /** The script-free page the server shows when a no-JavaScript signup fails. */
   signupError: { backLink: 'Back to the homepage' },
 };

@@ -1,10 +1,18 @@
-import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useId, useRef, useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
+import { PAGES } from '../../shared/site/pages.js';
 import { checkWaitlistEmail, MAX_EMAIL_LENGTH } from '../../shared/waitlist/email.js';
-import { HONEYPOT_FIELD, SIGNUP_PATH, SIGNUP_TOASTS } from '../../shared/waitlist/signup-contract.js';
-import { paths } from '../app/paths.js';
+import {
+  EMAIL_PROBLEM_CODES,
+  HONEYPOT_FIELD,
+  SIGNUP_PATH,
+  SIGNUP_TOASTS,
+  signupErrorToast,
+} from '../../shared/waitlist/signup-contract.js';
 import { siteContent } from '../site/content.js';
 import { notifyError } from '../site/toast.js';
+import { inputStyles } from '../ui/styles.js';
+import { useRefocusAfterBusy } from '../ui/useRefocusAfterBusy.js';
 import { submitSignup } from './submit-signup.js';
 import { useHydrated } from './useHydrated.js';
 
@@ -13,22 +21,14 @@ import { useHydrated } from './useHydrated.js';
  * /thanks or a static error page); once hydrated, it submits with fetch and reports problems as toasts.
  */
 export function WaitlistForm() {
-  const { form, helperText, honeypotLabel, signupToasts } = siteContent;
+  const { form, helperText, honeypotLabel } = siteContent;
   const navigate = useNavigate();
   const hydrated = useHydrated();
   const [submitting, setSubmitting] = useState(false);
   const inputRef = useRef<HTMLInputElement>(null);
-  const refocusInput = useRef(false);
+  const requestRefocus = useRefocusAfterBusy(submitting, inputRef);
   const inputId = useId();
   const helperId = useId();
-
-  // Disabling the focused input drops focus to <body>: give it back once the form is usable again.
-  useEffect(() => {
-    if (!submitting && refocusInput.current) {
-      refocusInput.current = false;
-      inputRef.current?.focus();
-    }
-  }, [submitting]);
 
   async function handleSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -49,7 +49,7 @@ export function WaitlistForm() {
     }
     const check = checkWaitlistEmail(email);
     if (!check.ok) {
-      notifyError(check.problem === 'too_long' ? signupToasts.tooLong : signupToasts.invalid);
+      notifyError(signupErrorToast(EMAIL_PROBLEM_CODES[check.problem]));
       input.focus();
       return;
     }
@@ -60,11 +60,11 @@ export function WaitlistForm() {
     setSubmitting(true);
     const outcome = await submitSignup(email, honeypotValue);
     if (outcome.ok) {
-      navigate(paths.thanks);
+      navigate(PAGES.thanks.path);
       return;
     }
     notifyError(outcome.toast);
-    refocusInput.current = true;
+    requestRefocus();
     setSubmitting(false);
   }
 
@@ -94,7 +94,7 @@ export function WaitlistForm() {
           placeholder={form.placeholder}
           aria-describedby={helperId}
           disabled={submitting}
-          className="h-12 w-full min-w-0 rounded-xl border border-white/15 bg-slate-950/60 px-4 text-base text-white placeholder:text-slate-400 transition-colors hover:border-white/25 focus:border-emerald-300 disabled:cursor-not-allowed disabled:opacity-60 sm:flex-1"
+          className={`${inputStyles} min-w-0 sm:flex-1`}
         />
         <button
           type="submit"

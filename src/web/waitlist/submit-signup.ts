@@ -1,5 +1,12 @@
-import { HONEYPOT_FIELD, SIGNUP_PATH, SIGNUP_TOASTS, type ApiError } from '../../shared/waitlist/signup-contract.js';
-import { siteContent } from '../site/content.js';
+import {
+  HONEYPOT_FIELD,
+  signupErrorToast,
+  SIGNUP_PATH,
+  SIGNUP_TOASTS,
+  type ApiError,
+  type SignupErrorCode,
+  type SignupRequest,
+} from '../../shared/waitlist/signup-contract.js';
 import type { ToastText } from '../site/toast.js';
 
 export type SignupOutcome = { ok: true } | { ok: false; toast: ToastText };
@@ -14,6 +21,12 @@ async function serverMessage(response: Response): Promise<string | null> {
   }
 }
 
+/** The error's toast, with the server's words when it sent any. */
+async function toastFor(response: Response, code: SignupErrorCode): Promise<ToastText> {
+  const toast = signupErrorToast(code);
+  return { title: toast.title, description: (await serverMessage(response)) ?? toast.description };
+}
+
 /** Sends the signup and turns the answer into what the form does next: go to /thanks, or show a toast. */
 export async function submitSignup(email: string, honeypot: string, fetchImpl: typeof fetch = fetch): Promise<SignupOutcome> {
   let response: Response;
@@ -21,25 +34,21 @@ export async function submitSignup(email: string, honeypot: string, fetchImpl: t
     response = await fetchImpl(SIGNUP_PATH, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ email, [HONEYPOT_FIELD]: honeypot }),
+      body: JSON.stringify({ email, [HONEYPOT_FIELD]: honeypot } satisfies SignupRequest),
     });
   } catch {
     return { ok: false, toast: SIGNUP_TOASTS.failure };
   }
 
-  const { invalid, rateLimited } = siteContent.signupToasts;
   switch (response.status) {
     case 201:
       return { ok: true };
     case 409:
       return { ok: false, toast: SIGNUP_TOASTS.duplicate };
     case 400:
-      return { ok: false, toast: { title: invalid.title, description: (await serverMessage(response)) ?? invalid.description } };
+      return { ok: false, toast: await toastFor(response, 'email_invalid') };
     case 429:
-      return {
-        ok: false,
-        toast: { title: rateLimited.title, description: (await serverMessage(response)) ?? rateLimited.description },
-      };
+      return { ok: false, toast: await toastFor(response, 'rate_limited') };
     default:
       return { ok: false, toast: SIGNUP_TOASTS.failure };
   }

@@ -1,8 +1,5 @@
-/**
- * Styles shared by the login and admin pages, in the public site's look (dark ink background,
- * emerald accent, translucent cards). Focus is drawn by the global :focus-visible outline.
- */
-import { Spinner } from '../site/Spinner.js';
+/** Buttons and loading indicators of the login and admin pages, in the site's look (see styles.ts). */
+import { Spinner } from './Spinner.js';
 
 const buttonBase =
   'inline-flex items-center justify-center gap-2 rounded-xl font-semibold whitespace-nowrap transition-colors disabled:cursor-not-allowed disabled:opacity-50';
@@ -23,8 +20,6 @@ export const buttonStyles = {
   link: 'rounded-sm text-sm font-medium text-emerald-300 underline-offset-4 hover:text-emerald-200 hover:underline',
 } as const;
 
-export const cardStyles = 'rounded-2xl border border-white/10 bg-white/[0.04] shadow-2xl shadow-black/40';
-
 /** A decorative spinning ring for inside a busy button (the button's text names the state). */
 export function SpinnerIcon({ className = 'size-4' }: { className?: string }) {
   return (
@@ -32,7 +27,7 @@ export function SpinnerIcon({ className = 'size-4' }: { className?: string }) {
   );
 }
 
-/** The page's loading indicator: role=status named 'Loading'. */
+/** A panel's loading indicator: role=status named 'Loading'. */
 export function LoadingSpinner({ className = 'py-16' }: { className?: string }) {
   return (
     <div className={`flex items-center justify-center ${className}`}>

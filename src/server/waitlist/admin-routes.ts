@@ -1,56 +1,27 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { requireAdmin, type AdminPrincipal } from '../auth/require-admin.js';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { recordAudit } from '../audit/audit-log.js';
 import { HttpError } from '../http/errors.js';
+import * as queries from './admin-repository.js';
 import {
-  UUID_PATTERN,
-  countWaitlist,
-  decodeCursor,
-  deleteWaitlistEntries,
-  encodeCursor,
-  iterateAllWaitlist,
-  iterateSelectedWaitlist,
-  listWaitlistPage,
-} from '../waitlist/admin-repository.js';
-import {
-  ADMIN_PAGE_MAX,
+  ADMIN_DELETE_PATH,
+  ADMIN_EXPORT_PATH,
   ADMIN_WAITLIST_PATH,
-  ADMIN_DEFAULT_PAGE_SIZE,
-  ADMIN_MAX_IDS,
-  type DeleteRequest,
-  type DeleteResult,
-  type ExportRequest,
-  type WaitlistPage,
+  deleteRequestSchema,
+  deleteResultSchema,
+  EXPORT_FILE_NAMES,
+  exportRequestSchema,
+  waitlistPageQuerySchema,
+  waitlistPageSchema,
 } from '../../shared/admin/waitlist-api.js';
-import { EXPORT_FILE_NAMES } from '../../shared/waitlist/csv-columns.js';
+import type { AdminPrincipal } from '../../shared/auth/admin-principal.js';
+import { CSV_CONTENT_TYPE } from '../../shared/csv.js';
 import { isKnownTimeZone } from '../../shared/waitlist/display.js';
-import { CSV_CONTENT_TYPE, waitlistCsvChunks } from './csv.js';
+import { waitlistCsvChunks } from '../../shared/waitlist/csv.js';
 
 /** 100,000 UUIDs as JSON are about 3.9 MB; twice that leaves room without inviting abuse. */
 const IDS_BODY_LIMIT = 8 * 1024 * 1024;
-
-const entrySchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id', 'email', 'created_at', 'ip_address', 'country', 'city', 'region'],
-  properties: {
-    id: { type: 'string' },
-    email: { type: 'string' },
-    created_at: { type: 'string' },
-    ip_address: { type: ['string', 'null'] },
-    country: { type: ['string', 'null'] },
-    city: { type: ['string', 'null'] },
-    region: { type: ['string', 'null'] },
-  },
-} as const;
-
-const idsSchema = {
-  type: 'array',
-  minItems: 1,
-  maxItems: ADMIN_MAX_IDS,
-  items: { type: 'string', pattern: UUID_PATTERN },
-} as const;
 
 /** Pulls the first item now and replays it, so errors in the first read surface before streaming starts. */
 async function startIteration<T>(source: AsyncGenerator<T>): Promise<AsyncGenerator<T>> {
@@ -77,81 +48,41 @@ function principalOf(request: FastifyRequest): AdminPrincipal {
  * is admin-only: the check runs in onRequest, before the body is read or validated, so an
  * anonymous caller can neither make the server parse megabytes of JSON nor learn the schema.
  */
-export async function adminWaitlistRoutes(app: FastifyInstance): Promise<void> {
+export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<void> {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
   const { db } = app.database;
 
   app.addHook('onRequest', async (request, reply) => {
     // Waitlist data is personal data: never cached, including error answers.
     reply.header('cache-control', 'no-store');
-    principals.set(request, await requireAdmin(request));
+    principals.set(request, await app.requireAdmin(request));
   });
 
-  app.get<{ Querystring: { limit: number; cursor?: string }; Reply: WaitlistPage }>(
+  app.get(
     ADMIN_WAITLIST_PATH,
-    {
-      schema: {
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            limit: { type: 'integer', minimum: 1, maximum: ADMIN_PAGE_MAX, default: ADMIN_DEFAULT_PAGE_SIZE },
-            cursor: { type: 'string', minLength: 1, maxLength: 200 },
-          },
-        },
-        response: {
-          200: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['entries', 'total', 'nextCursor'],
-            properties: {
-              entries: { type: 'array', items: entrySchema },
-              total: { type: 'integer' },
-              nextCursor: { type: ['string', 'null'] },
-            },
-          },
-        },
-      },
-    },
+    { schema: { querystring: waitlistPageQuerySchema, response: { 200: waitlistPageSchema } } },
     async (request) => {
       let after = null;
       if (request.query.cursor !== undefined) {
-        after = decodeCursor(request.query.cursor);
+        after = queries.decodeCursor(request.query.cursor);
         if (!after) throw new HttpError(400, 'invalid_cursor', 'The cursor is not valid. Start again from the first page.');
       }
       const [page, total] = await Promise.all([
-        listWaitlistPage(db, { limit: request.query.limit, after }),
-        countWaitlist(db),
+        queries.listWaitlistPage(db, { limit: request.query.limit, after }),
+        queries.countWaitlist(db),
       ]);
-      return { entries: page.entries, total, nextCursor: page.next ? encodeCursor(page.next) : null };
+      return { entries: page.entries, total, nextCursor: page.next ? queries.encodeCursor(page.next) : null };
     },
   );
 
-  app.post<{ Body: DeleteRequest; Reply: DeleteResult }>(
-    `${ADMIN_WAITLIST_PATH}/delete`,
-    {
-      bodyLimit: IDS_BODY_LIMIT,
-      schema: {
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['ids'],
-          properties: { ids: idsSchema },
-        },
-        response: {
-          200: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['deleted'],
-            properties: { deleted: { type: 'array', items: entrySchema } },
-          },
-        },
-      },
-    },
+  app.post(
+    ADMIN_DELETE_PATH,
+    { bodyLimit: IDS_BODY_LIMIT, schema: { body: deleteRequestSchema, response: { 200: deleteResultSchema } } },
     async (request) => {
       const admin = principalOf(request);
       // One transaction: the rows go and the audit record is written together, or neither.
       const deleted = await db.transaction().execute(async (trx) => {
-        const rows = await deleteWaitlistEntries(trx, request.body.ids);
+        const rows = await queries.deleteWaitlistEntries(trx, request.body.ids);
         await recordAudit(trx, {
           action: 'delete',
           actorEmail: admin.email,
@@ -166,24 +97,15 @@ export async function adminWaitlistRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post<{ Body: ExportRequest }>(
-    `${ADMIN_WAITLIST_PATH}/export`,
+  app.post(
+    ADMIN_EXPORT_PATH,
     {
       bodyLimit: IDS_BODY_LIMIT,
       // No body at all means "everything, in UTC", the same as `{}`.
       preValidation: async (request) => {
         if (request.body === undefined || request.body === null) request.body = {};
       },
-      schema: {
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            ids: idsSchema,
-            timeZone: { type: 'string', minLength: 1, maxLength: 100 },
-          },
-        },
-      },
+      schema: { body: exportRequestSchema },
     },
     async (request, reply) => {
       const admin = principalOf(request);
@@ -195,7 +117,7 @@ export async function adminWaitlistRoutes(app: FastifyInstance): Promise<void> {
       const scope = body.ids ? 'selected' : 'all';
       // The first batch is read before any byte is sent, so a database failure at the start is a
       // proper 500 answer rather than a cut-off download.
-      const batches = await startIteration(body.ids ? iterateSelectedWaitlist(db, body.ids) : iterateAllWaitlist(db));
+      const batches = await startIteration(body.ids ? queries.iterateSelectedWaitlist(db, body.ids) : queries.iterateAllWaitlist(db));
 
       // Rows are read, formatted and sent one batch at a time; the audit record is written once
       // the stream ends (or stops early), with the number of rows actually written.

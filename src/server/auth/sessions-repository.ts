@@ -1,0 +1,46 @@
+import { sql, type Insertable, type Selectable, type Transaction, type Updateable } from 'kysely';
+import { isPostgres } from '../db/database.js';
+import type { AdminSessionsTable, Database } from '../db/schema.js';
+import type { Db } from './users-repository.js';
+
+export type SessionRow = Selectable<AdminSessionsTable>;
+
+/** Which of a user's sessions to delete: all of them, one, or all but one. */
+export type SessionSelection = { only: string } | { except: string } | 'all';
+
+export async function insertSession(db: Db, session: Insertable<AdminSessionsTable>): Promise<void> {
+  await db.insertInto('admin_sessions').values(session).execute();
+}
+
+/** The session with this id, if it belongs to this user. */
+export function findUserSession(db: Db, id: string, userId: string): Promise<SessionRow | undefined> {
+  return db.selectFrom('admin_sessions').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+}
+
+/**
+ * Reads the session under the per-session write lock, so refreshes of one session run one at a time:
+ * on PostgreSQL a `SELECT … FOR UPDATE` of the session row; on SQLite a no-op write first, which takes
+ * the database write lock before anything is read (no stale snapshot, no lock upgrade).
+ */
+export async function lockSession(trx: Transaction<Database>, id: string): Promise<SessionRow | undefined> {
+  if (isPostgres(trx)) {
+    // Like GoTrue, give up after 5 s of contention instead of queueing forever.
+    await sql`SET LOCAL lock_timeout = '5s'`.execute(trx);
+    return trx.selectFrom('admin_sessions').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+  }
+  await trx.updateTable('admin_sessions').set({ updated_at: sql<string>`updated_at` }).where('id', '=', id).execute();
+  return trx.selectFrom('admin_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function updateSession(db: Db, id: string, changes: Updateable<AdminSessionsTable>): Promise<void> {
+  await db.updateTable('admin_sessions').set(changes).where('id', '=', id).execute();
+}
+
+/** Signs sessions of a user out (their refresh tokens go with them: ON DELETE CASCADE). Returns how many. */
+export async function deleteSessions(db: Db, userId: string, which: SessionSelection): Promise<number> {
+  let query = db.deleteFrom('admin_sessions').where('user_id', '=', userId);
+  if (which !== 'all' && 'only' in which) query = query.where('id', '=', which.only);
+  if (which !== 'all' && 'except' in which) query = query.where('id', '!=', which.except);
+  const result = await query.executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,58 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { waitlistCsvChunks } from '../../../shared/waitlist/csv.js';
+import { iterateAllWaitlist } from '../../waitlist/admin-repository.js';
+import { withDatabase } from '../database.js';
+import { CliError, defineCommand, UsageError } from '../program.js';
+import { timeZoneOf, timeZoneOption } from './arguments.js';
+import { assertWritableDestination, moveIntoPlace, removeQuietly, streamWriter, tempPathFor } from './files.js';
+
+export const exportCommand = defineCommand({
+  synopsis: 'export [--time-zone ZONE] [--output|-o FILE [--force]]',
+  help: [
+    'Write the whole waitlist as CSV, newest first, in the admin export\'s format',
+    '(Email, Date Joined, IP Address, Location). Date Joined is in UTC unless',
+    '--time-zone names an IANA zone such as Europe/Berlin. Writes to standard output,',
+    'or to FILE with --output (an existing FILE only with --force). When redirecting,',
+    'silence npm or its banner lands in the file:',
+    '  npm run --silent db -- export > waitlist.csv',
+  ],
+  options: { ...timeZoneOption, output: { type: 'string', short: 'o' }, force: { type: 'boolean' } },
+  async run({ positionals, options }, io) {
+    if (positionals.length > 0) throw new UsageError(`"export" takes no FILE; use --output FILE or redirect standard output.`);
+    const timeZone = timeZoneOf(options);
+    const force = options.force === true;
+    if (force && options.output === undefined) throw new UsageError('--force only applies with --output FILE.');
+    const output = options.output === undefined ? null : path.resolve(io.cwd, options.output);
+    if (output) assertWritableDestination(output, force);
+
+    await withDatabase(io, async (db) => {
+      let rows = 0;
+      const chunks = waitlistCsvChunks(iterateAllWaitlist(db), timeZone, (n) => (rows += n));
+      if (!output) {
+        const write = streamWriter(io.stdout);
+        try {
+          for await (const chunk of chunks) await write(chunk);
+        } catch (err) {
+          throw new CliError(`Could not write to standard output (${(err as Error).message}); the export is incomplete.`);
+        }
+      } else {
+        // Written beside the target and moved into place, so FILE is never a half-written export.
+        const tmp = tempPathFor(output);
+        try {
+          const file = await fs.promises.open(tmp, 'wx', 0o600);
+          try {
+            for await (const chunk of chunks) await file.write(chunk);
+            await file.sync();
+          } finally {
+            await file.close();
+          }
+          moveIntoPlace(tmp, output, force);
+        } finally {
+          removeQuietly(tmp);
+        }
+      }
+      io.stderr.write(`Exported ${rows} waitlist ${rows === 1 ? 'entry' : 'entries'}${output ? ` to ${output}` : ''} (Date Joined in ${timeZone}).\n`);
+    });
+  },
+});

@@ -1,0 +1,340 @@
+import { csvRecord, CSV_BOM, isBlankRecord, readCsvRecords, removeFormulaQuote, type CsvRecord } from '../csv.js';
+import { isValidWallTime, wallTimeToUtc, type WallTime } from '../time-zone.js';
+import { formatDateJoined, formatIpAddress, formatLocation } from './display.js';
+import { checkWaitlistEmail } from './email.js';
+import type { EntryLocation, WaitlistEntry } from './entry.js';
+
+/**
+ * The waitlist as CSV, both ways: the admin export and `npm run db -- export` write it, `npm run db
+ * -- import` reads it back, or reads the original product's export (the same four columns). Each
+ * column is declared once below with its header, how an entry is written into it and how a cell is
+ * read back; the file format itself (quoting, BOM, formula rule) is ../csv.ts.
+ *
+ * Reading accepts:
+ * - a UTF-8 byte-order mark, CRLF or LF (or lone CR) line ends, RFC 4180 quoting (commas, doubled
+ *   quotes and line breaks inside quoted fields);
+ * - the formula-injection quote the export adds;
+ * - a header row (required; names case-insensitive, columns in any order). Email is required;
+ *   Date Joined, IP Address and Location are optional; unknown columns are ignored with a warning;
+ * - Date Joined as en-US "Nov 22, 2026, 06:04 AM" (the admin table's format, in the time zone the
+ *   file was written in) or ISO-8601 ("2026-11-22T06:04:00Z"; without an offset it is read in the
+ *   time zone too);
+ * - IP Address 'N/A' or empty → null;
+ * - Location 'Unknown' or empty → no location; otherwise see `parseLocation`.
+ *
+ * The whole file is parsed from one string; at 100,000 lines that is ~10 MB of text plus one small
+ * object per row, which is fine for a command-line tool.
+ */
+
+/** What a cell contributes to an imported entry, or why the line is bad. */
+type CellResult = { ok: true; fields: Partial<ImportedEntry> } | { ok: false; reason: string };
+
+export interface WaitlistCsvColumn {
+  header: string;
+  /** The cell as the admin table shows it; Date Joined in `timeZone`. */
+  format: (entry: WaitlistEntry, timeZone: string) => string;
+  /** The cell read back (formula quote already removed). */
+  parse: (cell: string, timeZone: string) => CellResult;
+}
+
+/** An entry as a line of an imported file gives it: everything but the id the database assigns. */
+export type ImportedEntry = Omit<WaitlistEntry, 'id'>;
+
+// ---------------------------------------------------------------------------------------------
+// Cells
+
+/** 'N/A' (any case) or empty → null, else the trimmed address (kept as text, not validated). */
+export function parseIpAddress(value: string): string | null {
+  const v = value.trim();
+  return v === '' || v.toUpperCase() === 'N/A' ? null : v;
+}
+
+export type ParsedLocation = EntryLocation;
+
+const NO_LOCATION: ParsedLocation = { city: null, region: null, country: null };
+
+/**
+ * The export writes Location as the non-empty parts of (city, region, country) joined with ", ",
+ * so the split back is a heuristic:
+ * - 'Unknown' (any case) or empty → no location;
+ * - 3 or more parts → city = the first, country = the last, region = the part(s) in between,
+ *   joined again with ", " (so "Washington, D.C., District of Columbia, United States" keeps
+ *   "D.C., District of Columbia" as its region);
+ * - 2 parts → city and country (no region);
+ * - 1 part → country only.
+ * A stored city + region without country, or a region alone, therefore comes back differently.
+ */
+export function parseLocation(value: string): ParsedLocation {
+  const v = value.trim();
+  if (v === '' || v.toLowerCase() === 'unknown') return { ...NO_LOCATION };
+  const parts = v
+    .split(/\s*,\s*/)
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  if (parts.length === 0) return { ...NO_LOCATION };
+  if (parts.length === 1) return { city: null, region: null, country: parts[0]! };
+  if (parts.length === 2) return { city: parts[0]!, region: null, country: parts[1]! };
+  return { city: parts[0]!, region: parts.slice(1, -1).join(', '), country: parts[parts.length - 1]! };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dates
+
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+
+function monthNumber(name: string): number | null {
+  const n = name.toLowerCase();
+  if (n === 'sept') return 9;
+  if (n.length < 3) return null;
+  const index = MONTHS.findIndex((m) => m.startsWith(n));
+  return index === -1 ? null : index + 1;
+}
+
+// en-US "Nov 22, 2026, 06:04 AM"; tolerant of the narrow no-break space newer ICU puts before
+// AM/PM, a missing comma, "at" instead of the second comma, seconds, and a 24-hour clock.
+const EN_US_DATE =
+  /^([A-Za-z]{3,9})\.?\s+(\d{1,2}),?\s+(\d{4})(?:,\s*|\s+at\s+|\s+)(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([AaPp])\.?\s*[Mm]\.?)?$/;
+const ISO_DATE =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+
+/**
+ * Date Joined as an ISO-8601 UTC string, or null when it is not a date this importer knows.
+ * `timeZone` (IANA name) applies to the en-US format and to ISO timestamps without an offset.
+ */
+export function parseDateJoined(value: string, timeZone = 'UTC'): string | null {
+  const v = value.trim();
+  let m = EN_US_DATE.exec(v);
+  if (m) {
+    const month = monthNumber(m[1]!);
+    if (month === null) return null;
+    let hour = Number(m[4]);
+    const meridiem = m[7]?.toLowerCase();
+    if (meridiem) {
+      if (hour < 1 || hour > 12) return null;
+      hour = (hour % 12) + (meridiem === 'p' ? 12 : 0);
+    }
+    const t: WallTime = { year: Number(m[3]), month, day: Number(m[2]), hour, minute: Number(m[5]), second: Number(m[6] ?? 0), millisecond: 0 };
+    if (!isValidWallTime(t)) return null;
+    return new Date(wallTimeToUtc(t, timeZone)).toISOString();
+  }
+  m = ISO_DATE.exec(v);
+  if (m) {
+    const t: WallTime = {
+      year: Number(m[1]),
+      month: Number(m[2]),
+      day: Number(m[3]),
+      hour: Number(m[4]),
+      minute: Number(m[5]),
+      second: Number(m[6] ?? 0),
+      millisecond: Number((m[7] ?? '0').padEnd(3, '0').slice(0, 3)),
+    };
+    if (!isValidWallTime(t)) return null;
+    const zone = m[8];
+    if (!zone) return new Date(wallTimeToUtc(t, timeZone)).toISOString();
+    const wall = Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second, t.millisecond);
+    if (zone === 'Z' || zone === 'z') return new Date(wall).toISOString();
+    const om = /^([+-])(\d{2}):?(\d{2})?$/.exec(zone)!;
+    const offsetMinutes = Number(om[2]) * 60 + Number(om[3] ?? 0);
+    if (Number(om[2]) > 23 || Number(om[3] ?? 0) > 59) return null;
+    return new Date(wall - (om[1] === '-' ? -1 : 1) * offsetMinutes * 60_000).toISOString();
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Columns
+
+/** Shows a cell in a message: quoted, escaped, and cut short. */
+function show(value: string): string {
+  return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+}
+
+const EMAIL_PROBLEMS = { required: 'no e-mail address', too_long: 'e-mail address too long', invalid: 'not a valid e-mail address' } as const;
+
+function parseEmailCell(cell: string): CellResult {
+  const email = checkWaitlistEmail(cell);
+  if (email.ok) return { ok: true, fields: { email: email.email } };
+  return { ok: false, reason: `${EMAIL_PROBLEMS[email.problem]}${email.problem === 'required' ? '' : ` (${show(cell.trim())})`}` };
+}
+
+function parseDateCell(cell: string, timeZone: string): CellResult {
+  const parsed = parseDateJoined(cell, timeZone);
+  if (parsed !== null) return { ok: true, fields: { created_at: parsed } };
+  const v = cell.trim();
+  return { ok: false, reason: v === '' ? 'no Date Joined' : `unrecognised Date Joined ${show(v)} (expected e.g. "Nov 22, 2026, 06:04 AM" or ISO-8601)` };
+}
+
+/** The file's columns, in order. */
+export const WAITLIST_CSV_COLUMNS = {
+  email: { header: 'Email', format: (e) => e.email, parse: parseEmailCell },
+  dateJoined: { header: 'Date Joined', format: (e, tz) => formatDateJoined(e.created_at, tz), parse: parseDateCell },
+  ipAddress: {
+    header: 'IP Address',
+    format: (e) => formatIpAddress(e.ip_address),
+    parse: (cell) => ({ ok: true, fields: { ip_address: parseIpAddress(cell) } }),
+  },
+  location: { header: 'Location', format: (e) => formatLocation(e), parse: (cell) => ({ ok: true, fields: parseLocation(cell) }) },
+} as const satisfies Record<string, WaitlistCsvColumn>;
+
+type ColumnKey = keyof typeof WAITLIST_CSV_COLUMNS;
+const COLUMN_KEYS = Object.keys(WAITLIST_CSV_COLUMNS) as ColumnKey[];
+const COLUMNS: readonly WaitlistCsvColumn[] = Object.values(WAITLIST_CSV_COLUMNS);
+const HEADERS = COLUMNS.map((c) => c.header);
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+/** The header record: Email, Date Joined, IP Address, Location. */
+export function waitlistCsvHeader(): string {
+  return csvRecord(HEADERS);
+}
+
+/** One entry as a record; Date Joined is written in `timeZone`, as the admin table shows it. */
+export function waitlistCsvRecord(entry: WaitlistEntry, timeZone: string): string {
+  return csvRecord(COLUMNS.map((c) => c.format(entry, timeZone)));
+}
+
+/**
+ * The whole file as chunks: BOM and header first, then one chunk per batch of entries, so a
+ * 100,000-row export never holds more than one batch of text. `onBatch` is told how many rows each written chunk holds.
+ */
+export async function* waitlistCsvChunks(
+  batches: AsyncIterable<readonly WaitlistEntry[]>,
+  timeZone: string,
+  onBatch?: (rows: number) => void,
+): AsyncGenerator<string> {
+  yield CSV_BOM + waitlistCsvHeader();
+  for await (const batch of batches) {
+    if (batch.length === 0) continue;
+    let chunk = '';
+    for (const entry of batch) chunk += waitlistCsvRecord(entry, timeZone);
+    onBatch?.(batch.length);
+    yield chunk;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+/** A good line of the file: a waitlist entry to insert, and where it came from. */
+export type ImportRow = ImportedEntry & { line: number };
+
+export interface BadLine {
+  line: number;
+  reason: string;
+}
+
+export interface ParsedWaitlistCsv {
+  rows: ImportRow[];
+  bad: BadLine[];
+  /** Records repeating an e-mail address (case-insensitively) already seen earlier in the file. */
+  duplicates: number;
+  /** Non-fatal remarks about the header (ignored columns, missing Date Joined). */
+  warnings: string[];
+}
+
+/** The file cannot be imported at all (no header, no Email column, a column named twice). */
+export class CsvHeaderError extends Error {
+  override name = 'CsvHeaderError';
+}
+
+function normalizeHeader(value: string): string {
+  // A byte-order mark can stand here too when npm's banner came before the exported file.
+  return removeFormulaQuote(value.replace(/^\uFEFF/, '')).trim().replace(/\s+/g, ' ').toLowerCase();
+}
+
+const HEADER_KEYS = new Map<string, ColumnKey>(COLUMN_KEYS.map((key) => [WAITLIST_CSV_COLUMNS[key].header.toLowerCase(), key]));
+const EXPECTED_HEADER = HEADERS.join(', ');
+
+/** Where each known column stands in the file; throws CsvHeaderError when Email is missing or a column repeats. */
+function readHeader(header: CsvRecord, warnings: string[]): Partial<Record<ColumnKey, number>> {
+  const index: Partial<Record<ColumnKey, number>> = {};
+  const ignored: string[] = [];
+  header.fields.forEach((raw, i) => {
+    const name = normalizeHeader(raw);
+    const key = HEADER_KEYS.get(name);
+    if (!key) {
+      if (name !== '') ignored.push(raw.trim());
+      return;
+    }
+    if (index[key] !== undefined) {
+      throw new CsvHeaderError(`Line ${header.line}: the column "${WAITLIST_CSV_COLUMNS[key].header}" appears twice in the header.`);
+    }
+    index[key] = i;
+  });
+  if (index.email === undefined) {
+    const first = header.fields.join(',');
+    const hint = /^\s*>\s/.test(first)
+      ? ' This looks like npm\'s script banner: export with `npm run --silent db -- export > FILE` (or --output FILE).'
+      : '';
+    throw new CsvHeaderError(`Line ${header.line}: the header row has no "Email" column (expected ${EXPECTED_HEADER}; got ${show(first)}).${hint}`);
+  }
+  if (ignored.length > 0) warnings.push(`Ignoring unknown column${ignored.length === 1 ? '' : 's'}: ${ignored.map(show).join(', ')}.`);
+  return index;
+}
+
+/**
+ * Parses a whole waitlist CSV. Throws CsvHeaderError when the file cannot be imported at all;
+ * otherwise every record becomes a row, a bad line (with its line number and why), a duplicate of
+ * an earlier row (the first occurrence wins), or is a blank line (ignored).
+ * `now` stamps rows when the file has no Date Joined column.
+ */
+export function parseWaitlistCsv(text: string, options: { timeZone?: string; now?: Date } = {}): ParsedWaitlistCsv {
+  const timeZone = options.timeZone ?? 'UTC';
+  const records = readCsvRecords(text);
+  const result: ParsedWaitlistCsv = { rows: [], bad: [], duplicates: 0, warnings: [] };
+
+  // Pulled by hand: leaving a for-of with `break` would close the generator.
+  let header: CsvRecord | undefined;
+  let bannerLines = 0;
+  for (let next = records.next(); !next.done; next = records.next()) {
+    if (isBlankRecord(next.value)) continue;
+    // `npm run db -- export > FILE` puts npm's "> package@version db" banner above the header.
+    if (/^> /.test(next.value.fields[0] ?? '')) {
+      bannerLines += 1;
+      continue;
+    }
+    header = next.value;
+    break;
+  }
+  if (bannerLines > 0) result.warnings.push(`Skipped ${bannerLines} line${bannerLines === 1 ? '' : 's'} of npm's script banner above the header.`);
+  if (!header) throw new CsvHeaderError(`The file is empty: expected a header row (${EXPECTED_HEADER}).`);
+  if (header.error) throw new CsvHeaderError(`Line ${header.line}: the header row is malformed: ${header.error}.`);
+
+  const index = readHeader(header, result.warnings);
+  const fallbackCreatedAt = (options.now ?? new Date()).toISOString();
+  if (index.dateJoined === undefined) result.warnings.push(`No "Date Joined" column: every entry gets the import time, ${fallbackCreatedAt}.`);
+  const present = COLUMN_KEYS.filter((key) => index[key] !== undefined);
+
+  const width = header.fields.length;
+  const seen = new Set<string>();
+  records: for (const record of records) {
+    if (isBlankRecord(record)) continue;
+    const bad = (reason: string) => result.bad.push({ line: record.line, reason });
+    if (record.error) {
+      bad(record.error);
+      continue;
+    }
+    if (record.fields.length !== width) {
+      bad(`expected ${width} column${width === 1 ? '' : 's'}, found ${record.fields.length}`);
+      continue;
+    }
+    const entry: ImportedEntry = { email: '', created_at: fallbackCreatedAt, ip_address: null, ...NO_LOCATION };
+    for (const key of present) {
+      const cell = removeFormulaQuote(record.fields[index[key]!] ?? '');
+      const parsed = WAITLIST_CSV_COLUMNS[key].parse(cell, timeZone);
+      if (!parsed.ok) {
+        bad(parsed.reason);
+        continue records;
+      }
+      Object.assign(entry, parsed.fields);
+    }
+    if (seen.has(entry.email)) {
+      result.duplicates++;
+      continue;
+    }
+    seen.add(entry.email);
+    result.rows.push({ line: record.line, ...entry });
+  }
+  return result;
+}

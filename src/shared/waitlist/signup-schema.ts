@@ -1,0 +1,45 @@
+import { z } from 'zod/mini';
+import { checkWaitlistEmail } from './email.js';
+import { EMAIL_PROBLEM_CODES, HONEYPOT_FIELD, isSignupErrorCode, type SignupErrorCode } from './signup-contract.js';
+
+/**
+ * The address, checked exactly as the form checks it and returned as stored (trimmed, lower-cased).
+ * Absent or blank is `email_required`, any non-string (a repeated form field, a number) is
+ * `email_invalid`. Each issue's message is the SignupErrorCode, which the route answers with.
+ */
+const emailField = z.pipe(
+  z.unknown(),
+  z.transform((value, ctx): string => {
+    const check =
+      value === undefined || value === null || typeof value === 'string'
+        ? checkWaitlistEmail(value)
+        : ({ ok: false, problem: 'invalid' } as const);
+    if (check.ok) return check.email;
+    ctx.issues.push({ code: 'custom', message: EMAIL_PROBLEM_CODES[check.problem], input: value });
+    return '';
+  }),
+);
+
+/** Anything that is not an object (a JSON array or string) is read as an empty form. */
+const asFields = z.transform((body: unknown): Record<string, unknown> =>
+  typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {},
+);
+
+/** `POST /api/waitlist`, JSON or form. Every other field is ignored; IP and location come from the server. */
+export const signupRequestSchema = z.pipe(
+  asFields,
+  z.object({
+    email: emailField,
+    /** The honeypot: checked before this schema (a filled one is answered like a success). */
+    [HONEYPOT_FIELD]: z.optional(z.unknown()),
+  }),
+);
+export type SignupRequest = z.output<typeof signupRequestSchema>;
+
+export const signupSuccessSchema = z.object({ status: z.literal('joined') });
+
+/** The signup code a failed validation carries (see emailField). */
+export function signupCodeOf(issues: ReadonlyArray<{ message: string }>): SignupErrorCode {
+  const code = issues[0]?.message ?? '';
+  return isSignupErrorCode(code) ? code : 'email_required';
+}

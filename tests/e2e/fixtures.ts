@@ -1,0 +1,48 @@
+import { test as base, type Browser, type BrowserContext, type Page } from '@playwright/test';
+import { E2E_ADMIN, E2E_BASE_URL } from '../../playwright.config.js';
+import { AUTH_STORAGE_KEY } from '../../src/web/session/auth-client.js';
+import { signIn } from '../support/sign-in.js';
+
+type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
+
+/**
+ * A browser storage state holding a new admin session, made through the auth API instead of the /auth
+ * page: auth-js finds it in localStorage, as if the admin had just signed in.
+ */
+async function adminStorageState(): Promise<StorageState> {
+  const session = await signIn(E2E_BASE_URL, E2E_ADMIN);
+  return {
+    cookies: [],
+    origins: [{ origin: E2E_BASE_URL, localStorage: [{ name: AUTH_STORAGE_KEY, value: JSON.stringify(session) }] }],
+  };
+}
+
+async function newAdminContext(browser: Browser, storageState: StorageState): Promise<BrowserContext> {
+  return browser.newContext({ storageState, acceptDownloads: true });
+}
+
+export const test = base.extend<
+  {
+    /** A page signed in with the worker's shared session: for tests that keep the session. */
+    adminPage: Page;
+    /** A context signed in with a session of its own: for tests that end it. */
+    ownAdminContext: BrowserContext;
+  },
+  { adminSession: StorageState }
+>({
+  // One sign-in per worker: the auth service limits sign-in attempts per address.
+  // eslint-disable-next-line no-empty-pattern -- Playwright requires the pattern; this fixture uses no other.
+  adminSession: [async ({}, use) => use(await adminStorageState()), { scope: 'worker' }],
+  adminPage: async ({ browser, adminSession }, use) => {
+    const context = await newAdminContext(browser, adminSession);
+    await use(await context.newPage());
+    await context.close();
+  },
+  ownAdminContext: async ({ browser }, use) => {
+    const context = await newAdminContext(browser, await adminStorageState());
+    await use(context);
+    await context.close();
+  },
+});
+
+export { expect } from '@playwright/test';
