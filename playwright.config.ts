@@ -6,6 +6,8 @@ import { findChromium } from './scripts/ensure-chromium.mjs';
 const port = Number(process.env.E2E_PORT ?? 4173);
 export const E2E_BASE_URL = `http://127.0.0.1:${port}`;
 export const E2E_ADMIN = { email: 'e2e-admin@example.com', password: 'correct horse battery staple 42' };
+/** The e2e server's data directory (database, key file): tests create extra admins there with the admin CLI. */
+export const E2E_DATA_DIR = path.join(os.tmpdir(), `waitlist-e2e-${port}`);
 
 export default defineConfig({
   testDir: 'tests/e2e',
@@ -36,7 +38,7 @@ export default defineConfig({
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
-      E2E_DATA_DIR: path.join(os.tmpdir(), `waitlist-e2e-${port}`),
+      E2E_DATA_DIR,
       E2E_ADMIN_EMAIL: E2E_ADMIN.email,
       E2E_ADMIN_PASSWORD: E2E_ADMIN.password,
       // The suite signs up many times from one address; the limit itself is covered by integration tests.

@@ -9,7 +9,12 @@ if (!dataDir) throw new Error('E2E_DATA_DIR must be set (playwright.config.ts se
 fs.rmSync(dataDir, { recursive: true, force: true });
 fs.mkdirSync(dataDir, { recursive: true });
 
-const env = { ...process.env, DATABASE_URL: `file:${path.join(dataDir, 'e2e.db')}` };
+const env = {
+  ...process.env,
+  DATABASE_URL: `file:${path.join(dataDir, 'e2e.db')}`,
+  // The key that seals signing keys and TOTP secrets: fresh beside each fresh database, never the repository's.
+  AUTH_SECRET_KEY_FILE: process.env.AUTH_SECRET_KEY_FILE ?? path.join(dataDir, 'auth-secret.key'),
+};
 
 const adminCli = path.resolve('dist/server/cli/admin.js');
 if (process.env.E2E_ADMIN_EMAIL && fs.existsSync(adminCli)) {

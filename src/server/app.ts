@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import type { AppConfig, TrustProxy } from './config.js';
+import { filesToKeepPrivate, proxyTrustWarning, type AppConfig, type TrustProxy } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { registerErrorHandler } from './http/errors.js';
@@ -12,6 +12,9 @@ import { adminWaitlistRoutes } from './waitlist/admin-routes.js';
 import { siteRoutes } from './site/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { registerAdminGuard } from './auth/require-admin.js';
+import { looseFileWarnings, openSecretBox, type SecretBox } from './auth/secret-box.js';
+import { configureKeyRing } from './auth/keys.js';
+import { startAuditRetention } from './audit/audit-log.js';
 import { createRateLimitStores, type RateLimitStores } from './rate-limit/index.js';
 
 declare module 'fastify' {
@@ -20,6 +23,8 @@ declare module 'fastify' {
     database: DatabaseHandle;
     /** Where the signup and sign-in limits count (memory, database or Redis; see rate-limit/index.ts). */
     rateLimits: RateLimitStores;
+    /** Seals the auth service's secrets at rest with a key kept outside the database. */
+    secretBox: SecretBox;
   }
 }
 
@@ -48,6 +53,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     onIdleError: (err) => app.log.error({ err }, 'database: idle connection failed'),
   });
   app.decorate('config', config);
+  app.decorate('secretBox', openSecretBox(config.auth));
   app.decorate('database', database);
   app.addHook('onClose', async () => database.close());
 
@@ -58,6 +64,20 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     await database.close();
     throw err;
   }
+
+  // The signing keys are sealed with the secret box; a replaced key verifies for one token lifetime.
+  configureKeyRing(database.db, {
+    secretBox: app.secretBox,
+    tokenLifetimeSeconds: config.auth.jwtExpirySeconds,
+    warn: (message) => app.log.warn(message),
+  });
+  const stopAuditRetention = await startAuditRetention(database.db, config.auditRetentionDays, (err) =>
+    app.log.error({ err }, 'audit: could not delete expired entries'),
+  );
+  app.addHook('onClose', async () => stopAuditRetention());
+  const proxyWarning = proxyTrustWarning(config);
+  if (proxyWarning) app.log.warn(proxyWarning);
+  for (const warning of looseFileWarnings(filesToKeepPrivate(config))) app.log.warn(warning);
 
   const rateLimits = await createRateLimitStores(config, database, app.log);
   app.decorate('rateLimits', rateLimits);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { parseSecretKey } from './auth/secret-box.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -31,16 +32,33 @@ export interface AppConfig {
   redisUrl: string | null;
   /** Milliseconds a request may take before the server gives up on it. */
   requestTimeoutMs: number;
+  /** Audit-log entries older than this many days are deleted (at start, then daily). */
+  auditRetentionDays: number;
   /** The admin auth service at /auth/v1. */
   auth: {
     /** Access-token (JWT) lifetime in seconds; at least 300. */
     jwtExpirySeconds: number;
     /** A rotated refresh token may be reused this many seconds after rotation (multi-tab race). */
     refreshReuseIntervalSeconds: number;
-    /** Failed password sign-ins per account (lower-cased email) per window. */
+    /**
+     * Password sign-ins per account (lower-cased email) AND client (IP, IPv6 /64) per window before a
+     * 429; account-wide, failures in the same window only slow sign-in down (service.ts).
+     */
     accountFailureLimit: { max: number; windowMs: number };
     /** Password sign-in attempts (successful or not) per client IP per window. */
     ipAttemptLimit: { max: number; windowMs: number };
+    /** A session ends this many seconds after its sign-in, whatever happens (absolute lifetime). */
+    sessionMaxAgeSeconds: number;
+    /** A session ends after this many seconds without real use (admin API calls, sign-in, PUT /user); background refreshes do not count. */
+    sessionInactivitySeconds: number;
+    /** PUT /user requests per user per window. */
+    userUpdateLimit: { max: number; windowMs: number };
+    /** The key that seals signing keys and TOTP secrets (AUTH_SECRET_KEY), or null to use `secretKeyFile`. */
+    secretKey: Buffer | null;
+    /** Where the generated key lives when AUTH_SECRET_KEY is unset; never in the database. */
+    secretKeyFile: string;
+    /** `required`: an admin without a verified TOTP factor can only enrol one. */
+    mfa: 'optional' | 'required';
   };
 }
 
@@ -68,6 +86,35 @@ function parseTrustProxy(value: string | undefined): TrustProxy {
   if (v === 'true') return true;
   if (/^\d+$/.test(v)) return Number(v);
   return v.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/**
+ * The start-up warning for a TRUST_PROXY that anyone can satisfy: a hop count (or `true`) trusts
+ * whatever sits before the server, so when it listens on every interface a client that reaches it
+ * directly, bypassing the proxy, can put any address in X-Forwarded-For and dodge the per-address
+ * limits. The address form (TRUST_PROXY=127.0.0.1, or the proxy's address or CIDR) trusts only
+ * the proxy. Null when there is nothing to warn about.
+ */
+export function proxyTrustWarning(config: Pick<AppConfig, 'host' | 'trustProxy'>): string | null {
+  const hopsOrAll = config.trustProxy === true || (typeof config.trustProxy === 'number' && config.trustProxy > 0);
+  const everyInterface = ['0.0.0.0', '::', '[::]', '::0', '0:0:0:0:0:0:0:0'].includes(config.host.trim());
+  if (!hopsOrAll || !everyInterface) return null;
+  return (
+    `TRUST_PROXY=${String(config.trustProxy)} trusts X-Forwarded-For from any client, and HOST=${config.host} accepts ` +
+    'connections on every interface: a client that reaches the server directly can forge its address and ' +
+    "escape the per-address limits. Set TRUST_PROXY to the proxy's address or CIDR (for example " +
+    'TRUST_PROXY=127.0.0.1), or HOST to an address only the proxy can reach.'
+  );
+}
+
+/** The files this configuration keeps secrets or personal data in: the key file (unless AUTH_SECRET_KEY is set) and the SQLite files. */
+export function filesToKeepPrivate(config: Pick<AppConfig, 'auth' | 'database'>): string[] {
+  const files = config.auth.secretKey ? [] : [config.auth.secretKeyFile];
+  if (config.database.dialect === 'sqlite' && config.database.filename !== ':memory:') {
+    const db = config.database.filename;
+    files.push(db, `${db}-wal`, `${db}-shm`);
+  }
+  return files;
 }
 
 /** An optional whole number from `min` to `max`, `fallback` when unset or blank; a bad value is reported as `<expected>, got "<value>"`. */
@@ -119,6 +166,7 @@ const envSchema = z.object({
     .transform((v) => v?.trim() || null)
     .refine((v) => v === null || /^rediss?:\/\/./i.test(v), 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379'),
   REQUEST_TIMEOUT_MS: positiveInt('REQUEST_TIMEOUT_MS', 10_000),
+  AUDIT_RETENTION_DAYS: wholeNumber(365, 1, 36_500, 'AUDIT_RETENTION_DAYS must be a whole number of days from 1 to 36500'),
   JWT_EXPIRY_SECONDS: positiveInt('JWT_EXPIRY_SECONDS', 3600).refine(
     (n) => n >= 300 && n <= 604_800,
     'JWT_EXPIRY_SECONDS must be from 300 (5 minutes) to 604800 (1 week)',
@@ -128,6 +176,21 @@ const envSchema = z.object({
   AUTH_ACCOUNT_WINDOW_SECONDS: positiveInt('AUTH_ACCOUNT_WINDOW_SECONDS', 900),
   AUTH_IP_MAX_ATTEMPTS: positiveInt('AUTH_IP_MAX_ATTEMPTS', 30),
   AUTH_IP_WINDOW_SECONDS: positiveInt('AUTH_IP_WINDOW_SECONDS', 300),
+  AUTH_SESSION_MAX_AGE_SECONDS: wholeNumber(43_200, 300, 2_592_000, 'AUTH_SESSION_MAX_AGE_SECONDS must be a whole number from 300 (5 minutes) to 2592000 (30 days)'),
+  AUTH_SESSION_INACTIVITY_SECONDS: wholeNumber(1800, 60, 2_592_000, 'AUTH_SESSION_INACTIVITY_SECONDS must be a whole number from 60 to 2592000 (30 days)'),
+  AUTH_USER_UPDATE_MAX_REQUESTS: positiveInt('AUTH_USER_UPDATE_MAX_REQUESTS', 10),
+  AUTH_USER_UPDATE_WINDOW_SECONDS: positiveInt('AUTH_USER_UPDATE_WINDOW_SECONDS', 300),
+  AUTH_SECRET_KEY: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return null;
+      const key = parseSecretKey(v);
+      if (!key) ctx.addIssue({ code: 'custom', message: 'must be 32 random bytes as base64 or hex (openssl rand -base64 32)' });
+      return key;
+    }),
+  AUTH_SECRET_KEY_FILE: z.string().optional(),
+  ADMIN_MFA: z.enum(['optional', 'required']).default('optional'),
 });
 
 export class ConfigError extends Error {
@@ -175,11 +238,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     signupRateLimit: { max: e.SIGNUP_RATE_LIMIT_MAX, windowMs: e.SIGNUP_RATE_LIMIT_WINDOW_MS },
     redisUrl: e.REDIS_URL,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     auth: {
       jwtExpirySeconds: e.JWT_EXPIRY_SECONDS,
       refreshReuseIntervalSeconds: e.AUTH_REFRESH_REUSE_SECONDS,
       accountFailureLimit: { max: e.AUTH_ACCOUNT_MAX_FAILURES, windowMs: e.AUTH_ACCOUNT_WINDOW_SECONDS * 1000 },
       ipAttemptLimit: { max: e.AUTH_IP_MAX_ATTEMPTS, windowMs: e.AUTH_IP_WINDOW_SECONDS * 1000 },
+      sessionMaxAgeSeconds: e.AUTH_SESSION_MAX_AGE_SECONDS,
+      sessionInactivitySeconds: e.AUTH_SESSION_INACTIVITY_SECONDS,
+      userUpdateLimit: { max: e.AUTH_USER_UPDATE_MAX_REQUESTS, windowMs: e.AUTH_USER_UPDATE_WINDOW_SECONDS * 1000 },
+      secretKey: e.AUTH_SECRET_KEY,
+      secretKeyFile: path.resolve(projectRoot, e.AUTH_SECRET_KEY_FILE ?? 'secrets/auth-secret.key'),
+      mfa: e.ADMIN_MFA,
     },
   };
 }

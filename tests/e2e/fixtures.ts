@@ -1,19 +1,23 @@
 import { test as base, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import { E2E_ADMIN, E2E_BASE_URL } from '../../playwright.config.js';
 import { AUTH_STORAGE_KEY } from '../../src/web/session/auth-client.js';
-import { signIn } from '../support/sign-in.js';
+import { signIn, type AuthSession } from '../support/sign-in.js';
 
-type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
+export type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
 
 /**
  * A browser storage state holding a new admin session, made through the auth API instead of the /auth
  * page: auth-js finds it in localStorage, as if the admin had just signed in.
  */
 async function adminStorageState(): Promise<StorageState> {
-  const session = await signIn(E2E_BASE_URL, E2E_ADMIN);
+  return sessionStorageState(E2E_BASE_URL, await signIn(E2E_BASE_URL, E2E_ADMIN));
+}
+
+/** A browser storage state holding `session` for the site at `origin`, where auth-js looks for it. */
+export function sessionStorageState(origin: string, session: AuthSession): StorageState {
   return {
     cookies: [],
-    origins: [{ origin: E2E_BASE_URL, localStorage: [{ name: AUTH_STORAGE_KEY, value: JSON.stringify(session) }] }],
+    origins: [{ origin, localStorage: [{ name: AUTH_STORAGE_KEY, value: JSON.stringify(session) }] }],
   };
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { decodeJwt } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listAudit } from '../../src/server/audit/audit-log.js';
+import { auditEmailHash, listAudit } from '../../src/server/audit/audit-log.js';
 import { createAdmin } from '../../src/server/auth/admins.js';
 import { signAccessToken } from '../../src/server/auth/tokens.js';
 import { ADMIN_WAITLIST_PATH, type WaitlistPage } from '../../src/shared/admin/waitlist-api.js';
@@ -219,8 +219,15 @@ describe.each(TEST_DIALECTS)('admin waitlist API (%s)', (dialect: TestDialect) =
       expect(audit).toMatchObject({
         action: 'delete',
         actorEmail: ADMIN.email,
-        detail: { count: 2, emails: [rows[2]!.email, rows[0]!.email] },
+        detail: {
+          count: 2,
+          ids: [rows[2]!.id, rows[0]!.id],
+          email_hashes: [auditEmailHash(t.app.secretBox, rows[2]!.email), auditEmailHash(t.app.secretBox, rows[0]!.email)],
+        },
       });
+      // Issue 8 point 11: the log keeps no copy of the erased addresses.
+      expect(audit!.detail).not.toHaveProperty('emails');
+      expect(JSON.stringify(audit)).not.toContain(rows[0]!.email);
       expect(audit!.actorId).toEqual(expect.any(String));
     });
 

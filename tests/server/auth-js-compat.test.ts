@@ -1,6 +1,7 @@
 import { AuthClient, AuthSessionMissingError, AuthWeakPasswordError, isAuthApiError } from '@supabase/auth-js';
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
+import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/server/auth/admins.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -140,7 +141,7 @@ describe('@supabase/auth-js against /auth/v1', () => {
     const weak = await a.updateUser({ password: 'short' });
     expect(weak.error).toBeInstanceOf(AuthWeakPasswordError);
     expect((weak.error as AuthWeakPasswordError).reasons).toEqual(['length']);
-    const same = await a.updateUser({ password: PASSWORD });
+    const same = await a.updateUser({ password: PASSWORD, current_password: PASSWORD });
     expect(same.error).toMatchObject({ status: 422, code: 'same_password' });
     await a.signOut({ scope: 'local' });
   });
@@ -179,5 +180,56 @@ describe('@supabase/auth-js against /auth/v1', () => {
     expect(await serverSessions()).toEqual([]);
     expect(c4.storage.map.has(STORAGE_KEY)).toBe(false);
     expect(requests).toContain('POST /logout?scope=global');
+  });
+
+  it('MFA: enroll, challenge and verify with a code from the secret, aal2 kept on refresh, unenroll', async () => {
+    const { auth } = await signedIn();
+    const other = await signedIn();
+    const events: string[] = [];
+    auth.onAuthStateChange((event) => void events.push(event));
+    expect((await auth.mfa.getAuthenticatorAssuranceLevel()).data).toMatchObject({ currentLevel: 'aal1', nextLevel: 'aal1' });
+
+    const enrolled = await auth.mfa.enroll({ factorType: 'totp', friendlyName: 'Compat phone', issuer: 'Meridian' });
+    expect(enrolled.error).toBeNull();
+    const factor = enrolled.data!;
+    expect(factor).toMatchObject({ type: 'totp', friendly_name: 'Compat phone' });
+    expect(factor.totp.qr_code).toMatch(/^data:image\/svg\+xml;utf-8,<svg/);
+    expect(factor.totp.uri).toMatch(/^otpauth:\/\/totp\/Meridian:compat%40example\.com\?/);
+    const listedBefore = await auth.mfa.listFactors();
+    expect(listedBefore.data?.all).toEqual([expect.objectContaining({ id: factor.id, status: 'unverified' })]);
+    expect(listedBefore.data?.totp).toEqual([]);
+
+    const challenge = await auth.mfa.challenge({ factorId: factor.id });
+    expect(challenge.error).toBeNull();
+    const totp = new TOTP({ algorithm: 'SHA1', digits: 6, period: 30, secret: Secret.fromBase32(factor.totp.secret) });
+    const wrong = await auth.mfa.verify({ factorId: factor.id, challengeId: challenge.data!.id, code: totp.generate() === '000000' ? '111111' : '000000' });
+    expect(isAuthApiError(wrong.error)).toBe(true);
+    expect(wrong.error).toMatchObject({ status: 422, code: 'mfa_verification_failed' });
+    const verified = await auth.mfa.verify({ factorId: factor.id, challengeId: challenge.data!.id, code: totp.generate() });
+    expect(verified.error).toBeNull();
+    expect(events).toContain('MFA_CHALLENGE_VERIFIED');
+
+    const aal = await auth.mfa.getAuthenticatorAssuranceLevel();
+    expect(aal.data).toMatchObject({ currentLevel: 'aal2', nextLevel: 'aal2' });
+    expect(aal.data?.currentAuthenticationMethods.map((m) => (typeof m === 'string' ? m : m.method))).toEqual(['totp', 'password']);
+    expect((await auth.mfa.listFactors()).data?.totp).toEqual([expect.objectContaining({ id: factor.id, status: 'verified' })]);
+    // The other, aal1 session was signed out by the verification.
+    expect((await other.auth.getUser()).error).toBeInstanceOf(AuthSessionMissingError);
+
+    const refreshed = await auth.refreshSession();
+    expect(refreshed.error).toBeNull();
+    expect((await auth.mfa.getAuthenticatorAssuranceLevel()).data).toMatchObject({ currentLevel: 'aal2', nextLevel: 'aal2' });
+
+    // A fresh password sign-in is aal1 with aal2 next: the page shows the code step.
+    const fresh = await signedIn();
+    expect((await fresh.auth.mfa.getAuthenticatorAssuranceLevel()).data).toMatchObject({ currentLevel: 'aal1', nextLevel: 'aal2' });
+    const refused = await fresh.auth.mfa.unenroll({ factorId: factor.id });
+    expect(refused.error).toMatchObject({ status: 422, code: 'insufficient_aal' });
+
+    const removed = await auth.mfa.unenroll({ factorId: factor.id });
+    expect(removed.error).toBeNull();
+    expect(removed.data).toEqual({ id: factor.id });
+    expect((await auth.mfa.listFactors()).data?.all).toEqual([]);
+    await auth.signOut();
   });
 });

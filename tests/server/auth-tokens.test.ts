@@ -162,11 +162,14 @@ describe.each(TEST_DIALECTS)('tokens (%s)', (dialect: TestDialect) => {
     await createAdmin(app.database.db, EMAIL, PASSWORD);
     const row = await app.database.db.selectFrom('auth_signing_keys').selectAll().executeTakeFirstOrThrow();
     realKid = row.kid;
-    realPrivateKey = (await importJWK(JSON.parse(row.private_jwk) as JWK, 'ES256')) as CryptoKey;
+    // Stored sealed (issue 8 point 7): the test opens it with the app's key to forge tokens.
+    realPrivateKey = (await importJWK(JSON.parse(app.secretBox.open(row.private_jwk, `jwk:${row.kid}`)) as JWK, 'ES256')) as CryptoKey;
     realPublicJwk = JSON.parse(row.public_jwk) as JWK;
 
     guarded = Fastify({ logger: false });
     guarded.decorate('database', app.database);
+    // requireAdmin reads the token lifetime, session limits and ADMIN_MFA from the app's configuration.
+    guarded.decorate('config', app.config);
     registerErrorHandler(guarded);
     guarded.get('/admin-only', async (request) => requireAdmin(request));
     guarded.get('/maybe-admin', async (request) => ({ principal: await getAdminPrincipal(request) }));
@@ -226,7 +229,8 @@ describe.each(TEST_DIALECTS)('tokens (%s)', (dialect: TestDialect) => {
       const h2 = openDatabase(config);
       try {
         await migrateToLatest(h1.db);
-        const [r1, r2] = await Promise.all([getKeyRing(h1.db), getKeyRing(h2.db)]);
+        const keyOptions = { secretBox: app.secretBox, tokenLifetimeSeconds: 3600 };
+        const [r1, r2] = await Promise.all([getKeyRing(h1.db, keyOptions), getKeyRing(h2.db, keyOptions)]);
         expect(r1.signing.kid).toBe(r2.signing.kid);
         expect(await h1.db.selectFrom('auth_signing_keys').select('kid').execute()).toHaveLength(1);
       } finally {

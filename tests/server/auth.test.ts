@@ -238,7 +238,7 @@ describe.each(TEST_DIALECTS)('auth service (%s)', (dialect: TestDialect) => {
       expectAuthError(guessable, 422, 'weak_password');
       expect(guessable.json()).toMatchObject({ weak_password: { reasons: ['pwned'] } });
       expectAuthError(await put({ password: 'x'.repeat(300) }), 400, 'validation_failed');
-      expectAuthError(await put({ password: PASSWORD }), 422, 'same_password', 'New password should be different from the old password.');
+      expectAuthError(await put({ password: PASSWORD, current_password: PASSWORD }), 422, 'same_password', 'New password should be different from the old password.');
     });
 
     it('a password change keeps this session and deletes the others', async () => {
@@ -248,7 +248,7 @@ describe.each(TEST_DIALECTS)('auth service (%s)', (dialect: TestDialect) => {
       const b = await signIn(app, email);
       expect(await sessionCount(id)).toBe(2);
       const newPassword = 'another-Long-passphrase-7';
-      const res = await app.inject({ method: 'PUT', url: '/auth/v1/user', headers: { ...JSON_HEADERS, ...bearer(a.access_token) }, payload: JSON.stringify({ password: newPassword, code_challenge: null, code_challenge_method: null }) });
+      const res = await app.inject({ method: 'PUT', url: '/auth/v1/user', headers: { ...JSON_HEADERS, ...bearer(a.access_token) }, payload: JSON.stringify({ password: newPassword, current_password: PASSWORD, code_challenge: null, code_challenge_method: null }) });
       expect(res.statusCode, res.body).toBe(200);
       expect(await sessionCount(id)).toBe(1);
       expect((await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(a.access_token) })).statusCode).toBe(200);
@@ -281,16 +281,18 @@ describe.each(TEST_DIALECTS)('auth service (%s)', (dialect: TestDialect) => {
       expect(rows.filter((row) => row.revoked_at === null)).toHaveLength(1);
     });
 
-    it('allows reuse of the parent of the active token (a lost response), even after the grace window', async () => {
+    it('answers a lost response (the parent of the active token) within the grace window, and revokes the session after it', async () => {
       const s = await signIn(app);
+      const sessionId = decodeJwt(s.access_token).session_id as string;
       const r1 = (await refresh(app, s.refresh_token)).json() as Session;
-      await ageTokens(decodeJwt(s.access_token).session_id as string, 60);
-      // The client never stored r1 and retries with its old token.
+      // The client never stored r1 and retries with its old token at once: it gets the active token.
       const again = await refresh(app, s.refresh_token);
       expect(again.statusCode, again.body).toBe(200);
-      const r2 = again.json() as Session;
-      expect(r2.refresh_token).not.toBe(r1.refresh_token);
-      expect((await refresh(app, r2.refresh_token)).statusCode).toBe(200);
+      expect((again.json() as Session).refresh_token).toBe(r1.refresh_token);
+      // The same replay once the window has passed is treated as theft, every time.
+      await ageTokens(sessionId, 60);
+      expectAuthError(await refresh(app, s.refresh_token), 400, 'refresh_token_already_used');
+      expect(await app.database.db.selectFrom('admin_sessions').select('id').where('id', '=', sessionId).executeTakeFirst()).toBeUndefined();
     });
 
     it('allows reuse within the 10 s grace window (several tabs refreshing at once)', async () => {
@@ -322,12 +324,14 @@ describe.each(TEST_DIALECTS)('auth service (%s)', (dialect: TestDialect) => {
       expectAuthError(await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(b.access_token) }), 403, 'session_not_found');
     });
 
-    it('concurrent refreshes of one token all succeed (serialised per session)', async () => {
+    it('concurrent refreshes of one token all succeed and all end with a usable session (serialised per session)', async () => {
       const s = await signIn(app);
       const results = await Promise.all([1, 2, 3, 4].map(() => refresh(app, s.refresh_token)));
       expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200, 200]);
-      const tokens = new Set(results.map((r) => (r.json() as Session).refresh_token));
-      expect(tokens.size).toBe(4);
+      // Every tab is handed the session's one current token, so no tab holds a revoked one.
+      const tokens = results.map((r) => (r.json() as Session).refresh_token);
+      expect(new Set(tokens).size).toBe(1);
+      for (const token of tokens) expect((await refresh(app, token)).statusCode).toBe(200);
     });
   });
 
@@ -483,6 +487,12 @@ describe.each(TEST_DIALECTS)('auth service (%s)', (dialect: TestDialect) => {
         refreshReuseIntervalSeconds: 0,
         accountFailureLimit: { max: 5, windowMs: 60_000 },
         ipAttemptLimit: { max: 7, windowMs: 30_000 },
+        sessionMaxAgeSeconds: 43_200,
+        sessionInactivitySeconds: 1800,
+        userUpdateLimit: { max: 10, windowMs: 300_000 },
+        secretKey: null,
+        secretKeyFile: expect.stringMatching(/secrets\/auth-secret\.key$/),
+        mfa: 'optional',
       });
       const short = await createTestApp({ JWT_EXPIRY_SECONDS: '600' }, { dialect });
       try {

@@ -3,7 +3,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/server/auth/admins.js';
 import { openDatabase } from '../../src/server/db/database.js';
-import { DEFAULT_REDIS_PREFIX, limitKey } from '../../src/server/rate-limit/index.js';
+import { rateLimitAddress } from '../../src/server/geolocation/ip.js';
+import { accountLimitKeys, DEFAULT_REDIS_PREFIX, limitKey } from '../../src/server/rate-limit/index.js';
 import { ADMIN_WAITLIST_PATH } from '../../src/shared/admin/waitlist-api.js';
 import { SIGNUP_PATH } from '../../src/shared/waitlist/signup-contract.js';
 import { createScratchPostgres, TEST_REDIS_URL, type ScratchPostgres } from '../support/databases.js';
@@ -78,7 +79,8 @@ describe('two instances on one PostgreSQL', () => {
       await scratch?.drop();
       if (redis) {
         const client = new Redis(REDIS_URL);
-        const keys = [limitKey('signup', clientIp), limitKey('ip', clientIp), limitKey('account', email)];
+        const account = accountLimitKeys(email);
+        const keys = [limitKey('signup', clientIp), limitKey('ip', clientIp), account.account, account.client(rateLimitAddress(clientIp))];
         await client.del(...keys.map((k) => DEFAULT_REDIS_PREFIX + k));
         client.disconnect();
       }
@@ -153,7 +155,10 @@ describe('two instances on one PostgreSQL', () => {
         const client = new Redis(REDIS_URL);
         try {
           expect(await client.get(DEFAULT_REDIS_PREFIX + limitKey('signup', clientIp))).toBe('6');
-          expect(Number(await client.get(DEFAULT_REDIS_PREFIX + limitKey('account', email)))).toBe(5);
+          // Five attempts from this client against the account, three of them failures account-wide.
+          const keys = accountLimitKeys(email);
+          expect(Number(await client.get(DEFAULT_REDIS_PREFIX + keys.client(rateLimitAddress(clientIp))))).toBe(5);
+          expect(Number(await client.get(DEFAULT_REDIS_PREFIX + keys.account))).toBe(3);
         } finally {
           client.disconnect();
         }

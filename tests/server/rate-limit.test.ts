@@ -255,7 +255,7 @@ describe('redis store, server unreachable', () => {
 describe('withFallback', () => {
   function failing(): RateLimitStore {
     const boom = () => Promise.reject(new Error('redis down'));
-    return { kind: 'redis', hit: boom, peek: boom, reset: boom, close: async () => {} };
+    return { kind: 'redis', hit: boom, peek: boom, reset: boom, resetPrefix: boom, close: async () => {} };
   }
 
   it('counts in the fallback while the primary fails, logging once per interval', async () => {

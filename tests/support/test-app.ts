@@ -39,7 +39,13 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
     await scratch?.drop();
   };
 
-  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', WEB_ROOT: path.join(dataDir, 'web'), ...env });
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'silent',
+    WEB_ROOT: path.join(dataDir, 'web'),
+    AUTH_SECRET_KEY_FILE: path.join(dataDir, 'auth-secret.key'),
+    ...env,
+  });
   let app: FastifyInstance;
   try {
     app = await buildApp(config, { geolocator: noGeolocation, logger: false, ...buildOptions });

@@ -2,9 +2,26 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { parseJsonObject, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import type { SecretBox } from '../auth/secret-box.js';
 import { MAX_EMAIL_LENGTH } from '../../shared/waitlist/email.js';
 
-export type AuditAction = 'sign_in' | 'sign_in_failed' | 'sign_out' | 'export' | 'delete';
+export type AuditAction =
+  | 'sign_in'
+  | 'sign_in_failed'
+  // A sign-in refused by a limit (429); detail.reason says which.
+  | 'sign_in_refused'
+  | 'sign_out'
+  // The CLI's unlock (sign-in counters cleared) and sessions --revoke.
+  | 'unlock'
+  | 'session_revoked'
+  | 'export'
+  | 'delete'
+  // TOTP factors (auth/mfa.ts): enrolment, a verified or refused code, removal, the CLI's reset-mfa.
+  | 'mfa_enroll'
+  | 'mfa_verify'
+  | 'mfa_verify_failed'
+  | 'mfa_unenroll'
+  | 'mfa_reset';
 
 export interface AuditInput {
   action: AuditAction;
@@ -55,4 +72,35 @@ export async function listAudit(db: Kysely<Database>, limit: number): Promise<Au
     ip: r.ip_address,
     detail: parseJsonObject(r.detail),
   }));
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Deletes the entries older than `retentionDays`; returns how many went. */
+export async function purgeExpiredAudit(db: Kysely<Database>, retentionDays: number, now = Date.now()): Promise<number> {
+  const cutoff = new Date(now - retentionDays * DAY_MS).toISOString();
+  const result = await db.deleteFrom('audit_log').where('created_at', '<', cutoff).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/**
+ * Applies the retention now and then once a day. The returned function stops the timer (the app
+ * calls it on close); the timer never keeps the process alive on its own.
+ */
+export async function startAuditRetention(
+  db: Kysely<Database>,
+  retentionDays: number,
+  onError: (err: unknown) => void,
+): Promise<() => void> {
+  await purgeExpiredAudit(db, retentionDays);
+  const timer = setInterval(() => {
+    purgeExpiredAudit(db, retentionDays).catch(onError);
+  }, DAY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** The keyed hash that stands for an e-mail address in audit details (never the address itself). */
+export function auditEmailHash(box: Pick<SecretBox, 'hmac'>, email: string): string {
+  return box.hmac(email.trim().toLowerCase(), 'audit:email');
 }

@@ -1,4 +1,7 @@
 import { hash, verify, type Algorithm, type Options } from '@node-rs/argon2';
+import { ZxcvbnFactory } from '@zxcvbn-ts/core';
+import * as zxcvbnCommon from '@zxcvbn-ts/language-common';
+import * as zxcvbnEn from '@zxcvbn-ts/language-en';
 
 /**
  * Password hashing: argon2id with explicit OWASP-recommended parameters (19 MiB, 2 passes, 1 lane).
@@ -12,12 +15,29 @@ const ARGON2_OPTIONS: Options = {
 };
 
 /**
- * Password policy (NIST SP 800-63B style): at least 12 characters, at most 256, and not a commonly
- * used or trivially guessable password. No composition rules (they push people towards
- * predictable patterns); length carries the strength.
+ * Password policy (NIST SP 800-63B style): at least 12 characters, at most 256, and not a breached
+ * or guessable password. No composition rules (they push people towards predictable patterns);
+ * length and unpredictability carry the strength.
+ *
+ * Guessability is estimated offline with zxcvbn-ts (its common-password list, the English word,
+ * name and Wikipedia lists, keyboard walks, sequences, repeats, dates and l33t substitutions). A
+ * password must need at least 10^10 guesses (zxcvbn score 4). Score 3 (10^8) is not enough: that
+ * is where patterns such as `Summer2024!!` land, and they are the first thing a password-spraying
+ * or offline attack tries against an account that guards investors' personal data. Passphrases of
+ * three or four words with a separator pass easily.
  */
 export const PASSWORD_MIN_LENGTH = 12;
 export const PASSWORD_MAX_LENGTH = 256;
+/** Required zxcvbn score (0 to 4): 4 means an estimated 10^10 guesses or more. */
+export const PASSWORD_MIN_SCORE = 4;
+/**
+ * Only this many leading characters are estimated: the estimate's cost grows fast with length
+ * (a 256-character input can block the event loop for seconds), and 64 well-chosen characters
+ * are strong on their own.
+ */
+const ESTIMATE_MAX_LENGTH = 64;
+/** Words anyone attacking this site would try first. */
+const SITE_WORDS = ['waitlist', 'admin', 'administrator', 'investor', 'funding', 'portal', 'supabase'];
 
 export type WeakPasswordReason = 'length' | 'pwned';
 
@@ -31,31 +51,34 @@ const reasonMessages: Record<WeakPasswordReason, string> = {
   pwned: 'Password is known to be weak and easy to guess, please choose a different one.',
 };
 
-/** Bases of the most common leaked passwords; a password that is one of these plus digits/symbols is rejected. */
-const COMMON = new Set([
-  'password', 'passw0rd', 'p@ssword', 'p@ssw0rd', 'qwerty', 'qwertyuiop', 'asdfghjkl', 'azerty', 'letmein', 'welcome',
-  'iloveyou', 'admin', 'administrator', 'changeme', 'abc', 'abcdef', 'abcdefgh', 'abcdefghijkl', 'monkey', 'dragon',
-  'football', 'baseball', 'sunshine', 'princess', 'master', 'superman', 'trustno1', 'secret', 'starwars', 'whatever',
-  'qazwsx', 'zaq1zaq1', 'login', 'default', 'waitlist', 'correcthorsebatterystaple',
-]);
-const SEQUENCES = ['0123456789', 'abcdefghijklmnopqrstuvwxyz', 'qwertyuiopasdfghjklzxcvbnm'];
+let estimator: ZxcvbnFactory | null = null;
 
-function isGuessable(password: string): boolean {
-  const lower = password.toLowerCase();
-  if (new Set(lower).size < 5) return true; // aaaaaaaaaaaa, abababababab, 111122223333
-  const base = lower.replace(/[^a-z]+$/g, '').replace(/^[^a-z]+/g, ''); // strip leading/trailing digits & symbols
-  if (COMMON.has(base) || COMMON.has(lower)) return true;
-  const compact = lower.replace(/[^a-z0-9]/g, '');
-  if (compact.length >= 8 && SEQUENCES.some((seq) => seq.includes(compact) || (seq + seq).includes(compact))) return true;
-  if (/^\d+$/.test(lower)) return true; // digits only
-  return false;
+/** Built on first use (about half a second, for the dictionaries), then shared. */
+function getEstimator(): ZxcvbnFactory {
+  estimator ??= new ZxcvbnFactory({
+    dictionary: { ...zxcvbnCommon.dictionary, ...zxcvbnEn.dictionary },
+    graphs: zxcvbnCommon.adjacencyGraphs,
+    translations: zxcvbnEn.translations,
+    maxLength: ESTIMATE_MAX_LENGTH,
+  });
+  return estimator;
 }
 
-/** null when the password meets the policy, else the GoTrue-style `weak_password` object. */
-export function checkPasswordStrength(password: string): WeakPassword | null {
+/** True when the password is breached or guessable (below PASSWORD_MIN_SCORE). */
+export function isGuessable(password: string, userInputs: readonly string[] = []): boolean {
+  const inputs = [...SITE_WORDS, ...userInputs.flatMap((input) => [input, ...input.split(/[^\p{L}\p{N}]+/u)]).filter((w) => w.length >= 3)];
+  return getEstimator().check(password, inputs).score < PASSWORD_MIN_SCORE;
+}
+
+/**
+ * null when the password meets the policy, else the GoTrue-style `weak_password` object. As in
+ * GoTrue, the guessability check (GoTrue's `pwned`) runs only once the length is right.
+ * `userInputs` (the account's e-mail address, say) count as known words.
+ */
+export function checkPasswordStrength(password: string, userInputs: readonly string[] = []): WeakPassword | null {
   const reasons: WeakPasswordReason[] = [];
   if ([...password].length < PASSWORD_MIN_LENGTH) reasons.push('length');
-  if (isGuessable(password)) reasons.push('pwned');
+  else if (isGuessable(password, userInputs)) reasons.push('pwned');
   if (reasons.length === 0) return null;
   return { message: reasons.map((r) => reasonMessages[r]).join(' '), reasons };
 }
@@ -74,8 +97,12 @@ export async function verifyPassword(passwordHash: string, password: string): Pr
 
 let dummyHash: Promise<string> | null = null;
 
-/** Computes the dummy hash ahead of the first sign-in, so even that one has normal timing. */
+/**
+ * Computes the dummy hash (and builds the password estimator) ahead of the first sign-in, so even
+ * that one has normal timing.
+ */
 export function warmUpDummyHash(): void {
+  getEstimator();
   dummyHash ??= hash('dummy password for timing equalisation', ARGON2_OPTIONS);
   dummyHash.catch(() => {
     dummyHash = null;

@@ -39,3 +39,8 @@ export async function deleteSessionRefreshTokens(db: Db, sessionId: string): Pro
 export async function deleteUserRefreshTokens(db: Db, userId: string): Promise<void> {
   await db.deleteFrom('admin_refresh_tokens').where('user_id', '=', userId).execute();
 }
+
+/** The whole row of the token with this hash (read under the session lock while refreshing). */
+export function findRefreshTokenRowByHash(db: Db, tokenHash: string): Promise<RefreshTokenRow | undefined> {
+  return db.selectFrom('admin_refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}

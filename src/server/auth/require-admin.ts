@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import { authenticate, type AuthFailureCode } from './authenticate.js';
+import { authenticate, sessionLimits, type AuthFailureCode } from './authenticate.js';
+import { userHasVerifiedFactor } from './mfa.js';
 import type { AdminPrincipal } from '../../shared/auth/admin-principal.js';
 
 export type { AdminPrincipal };
@@ -22,28 +23,50 @@ const messages: Record<AuthFailureCode, string> = {
   session_not_found: 'This session has been signed out. Sign in again.',
 };
 
-async function resolve(request: FastifyRequest): Promise<{ principal: AdminPrincipal } | { code: AuthFailureCode }> {
-  const result = await authenticate(request.server.database.db, request.headers.authorization);
+/** Why a valid session still may not use the admin API (both answered 403 `insufficient_aal`). */
+type AssuranceGap = 'needs_code' | 'needs_enrolment';
+
+const gapMessages: Record<AssuranceGap, string> = {
+  needs_code: 'This admin uses two-factor authentication: enter the code from the authenticator app to continue.',
+  needs_enrolment: 'Two-factor authentication is required: set up an authenticator app before using the admin area.',
+};
+
+async function resolve(request: FastifyRequest): Promise<{ principal: AdminPrincipal } | { code: AuthFailureCode } | { gap: AssuranceGap }> {
+  const auth = request.server.config.auth;
+  // Every admin API call is real use of the session (the inactivity timeout counts from the last one).
+  const result = await authenticate(request.server.database.db, request.headers.authorization, { maxLifetimeSeconds: auth.jwtExpirySeconds }, {
+    limits: sessionLimits(auth),
+    touch: true,
+  });
   if (!result.ok) return { code: result.code };
+  // Issue 8 point 2: an admin with a verified factor needs an aal2 session (the token's claim and the
+  // session row both); with ADMIN_MFA=required, an admin without one may only enrol (/auth/v1).
+  if (await userHasVerifiedFactor(request.server.database.db, result.user.id)) {
+    if (result.session.aal !== 'aal2' || result.claims.aal !== 'aal2') return { gap: 'needs_code' };
+  } else if (auth.mfa === 'required') {
+    return { gap: 'needs_enrolment' };
+  }
   return { principal: { userId: result.user.id, email: result.user.email, sessionId: result.session.id } };
 }
 
 /**
  * Server-side admin enforcement for any route: verifies `Authorization: Bearer <jwt>` (ES256 with
  * one of our kids, signature, not expired; `alg:none`/HS256/forged are rejected) and checks the
- * session and the admin still exist. Any failure throws a 401 `unauthorized` HttpError.
+ * session and the admin still exist. Any failure throws a 401 `unauthorized` HttpError; a session
+ * below the assurance the admin needs (see resolve) a 403 `insufficient_aal` one.
  * Needs nothing but the request: keys are loaded lazily from `request.server.database`.
  */
 export async function requireAdmin(request: FastifyRequest): Promise<AdminPrincipal> {
   const outcome = await resolve(request);
   if ('code' in outcome) throw new HttpError(401, 'unauthorized', messages[outcome.code]);
+  if ('gap' in outcome) throw new HttpError(403, 'insufficient_aal', gapMessages[outcome.gap]);
   return outcome.principal;
 }
 
 /** Like requireAdmin but returns null instead of throwing. */
 export async function getAdminPrincipal(request: FastifyRequest): Promise<AdminPrincipal | null> {
   const outcome = await resolve(request);
-  return 'code' in outcome ? null : outcome.principal;
+  return 'principal' in outcome ? outcome.principal : null;
 }
 
 /** Decorates `app` (the root instance, before the feature plugins) with `app.requireAdmin(request)`. */

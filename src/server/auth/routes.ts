@@ -1,20 +1,28 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod/mini';
-import { authenticate, type AuthSuccess } from './authenticate.js';
+import { authenticate, sessionLimits, type AuthSuccess } from './authenticate.js';
 import { AuthApiError, registerAuthErrorHandling, schemaProblemError } from './errors.js';
 import { getKeyRing } from './keys.js';
 import { warmUpDummyHash } from './passwords.js';
 import { AuthService, type ClientInfo } from './service.js';
-import { userJson } from './user-json.js';
+import { listUserFactors } from './factors-repository.js';
+import { MfaService } from './mfa.js';
+import { userJson, withFactors } from './user-json.js';
 import {
+  challengeResponseSchema,
+  enrollFactorBodySchema,
+  enrollFactorResponseSchema,
+  factorParamsSchema,
   goTrueUserSchema,
   logoutQuerySchema,
   passwordGrantBodySchema,
   refreshGrantBodySchema,
   sessionResponseSchema,
   tokenQuerySchema,
+  unenrollResponseSchema,
   updateUserBodySchema,
+  verifyFactorBodySchema,
 } from '../../shared/auth/auth-api.js';
 
 /** GoTrue caps bodies at 1 MB (→ 413 request_entity_too_large). */
@@ -81,6 +89,7 @@ function userOf(request: FastifyRequest): AuthSuccess {
 export async function authRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   const service = new AuthService({ db: app.database.db, config: app.config.auth, limits: app.rateLimits.signIn });
+  const mfa = new MfaService({ db: app.database.db, secretBox: app.secretBox, limits: app.rateLimits.signIn, auth: service });
   registerAuthErrorHandling(app);
 
   // Every route here takes JSON (or nothing): auth-js sends `Content-Type: application/json` with no
@@ -102,7 +111,11 @@ export async function authRoutes(instance: FastifyInstance): Promise<void> {
   app.decorateRequest(SIGNED_IN, null);
   /** preValidation: as in GoTrue, a missing or bad token is reported before anything about the body. */
   async function requireUser(request: FastifyRequest): Promise<void> {
-    const result = await authenticate(app.database.db, request.headers.authorization);
+    const result = await authenticate(app.database.db, request.headers.authorization, { maxLifetimeSeconds: app.config.auth.jwtExpirySeconds }, {
+      limits: sessionLimits(app.config.auth),
+      // A password change is the user's own act; GET /user and /logout are not activity.
+      touch: request.method === 'PUT',
+    });
     if (!result.ok) throw new AuthApiError(result.status, result.code, result.message);
     request.setDecorator(SIGNED_IN, result);
   }
@@ -132,13 +145,51 @@ export async function authRoutes(instance: FastifyInstance): Promise<void> {
   });
 
   app.get('/user', { preValidation: requireUser, schema: { response: { 200: goTrueUserSchema } } }, async (request, reply) => {
-    return noStore(reply).send(userJson(userOf(request).user));
+    const { user } = userOf(request);
+    return noStore(reply).send(userJson(user, await listUserFactors(app.database.db, user.id)));
   });
 
   app.put(
     '/user',
     { preValidation: requireUser, schema: { body: updateUserBodySchema, response: { 200: goTrueUserSchema } } },
-    async (request, reply) => noStore(reply).send(await service.updateUser(userOf(request), request.body)),
+    async (request, reply) => {
+      const auth = userOf(request);
+      const factors = await listUserFactors(app.database.db, auth.user.id);
+      const hasVerifiedFactor = factors.some((f) => f.status === 'verified');
+      // GoTrue: with MFA on, changing the password takes an aal2 session. ADMIN_MFA=required: an admin
+      // without a verified factor can only enrol.
+      if (hasVerifiedFactor && auth.session.aal !== 'aal2' && (request.body.password ?? '') !== '') {
+        throw new AuthApiError(401, 'insufficient_aal', 'AAL2 session is required to update email or password when MFA is enabled.');
+      }
+      if (!hasVerifiedFactor && app.config.auth.mfa === 'required') {
+        throw new AuthApiError(403, 'insufficient_aal', 'MFA enrollment is required before updating the user');
+      }
+      const user = await service.updateUser(auth, request.body);
+      return noStore(reply).send(withFactors(user, await listUserFactors(app.database.db, auth.user.id)));
+    },
+  );
+
+  // TOTP factors (../shared/docs/auth-mfa.md): enrol, challenge, verify, unenrol.
+  app.post(
+    '/factors',
+    { preValidation: requireUser, schema: { body: enrollFactorBodySchema, response: { 200: enrollFactorResponseSchema } } },
+    async (request, reply) => noStore(reply).send(await mfa.enroll(userOf(request), request.body, clientInfo(request), request.host)),
+  );
+  app.post(
+    '/factors/:factorId/challenge',
+    { preValidation: requireUser, schema: { params: factorParamsSchema, response: { 200: challengeResponseSchema } } },
+    async (request, reply) => noStore(reply).send(await mfa.challenge(userOf(request), request.params.factorId, clientInfo(request))),
+  );
+  app.post(
+    '/factors/:factorId/verify',
+    { preValidation: requireUser, schema: { params: factorParamsSchema, body: verifyFactorBodySchema, response: { 200: sessionResponseSchema } } },
+    async (request, reply) =>
+      noStore(reply).send(await mfa.verify(userOf(request), request.params.factorId, request.body, clientInfo(request))),
+  );
+  app.delete(
+    '/factors/:factorId',
+    { preValidation: requireUser, schema: { params: factorParamsSchema, response: { 200: unenrollResponseSchema } } },
+    async (request, reply) => noStore(reply).send(await mfa.unenroll(userOf(request), request.params.factorId, clientInfo(request))),
   );
 
   app.post('/signup', async () => {

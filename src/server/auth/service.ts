@@ -1,17 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { recordAudit } from '../audit/audit-log.js';
 import type { AppConfig } from '../config.js';
 import { parseJsonObject, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { AuthSuccess } from './authenticate.js';
+import { sessionLimits, sessionState, type AuthSuccess } from './authenticate.js';
 import { AuthApiError } from './errors.js';
 import { rateLimitAddress } from '../geolocation/ip.js';
-import { databaseStore, limitKey, retryAfterSeconds, type RateLimitStore } from '../rate-limit/index.js';
+import { accountLimitKeys, databaseStore, limitKey, retryAfterSeconds, type RateLimitStore, type WindowState } from '../rate-limit/index.js';
+import { refreshChain, type RefreshChain } from './refresh-chain.js';
 import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH, verifyAgainstDummy, verifyPassword } from './passwords.js';
 import * as refreshTokens from './refresh-tokens-repository.js';
 import * as sessions from './sessions-repository.js';
-import { hashRefreshToken, newRefreshToken, signAccessToken } from './tokens.js';
+import { listUserFactors } from './factors-repository.js';
+import { hashRefreshToken, newRefreshToken, sessionAssurance, signAccessToken } from './tokens.js';
 import { userJson } from './user-json.js';
 import * as users from './users-repository.js';
 import type {
@@ -31,7 +34,12 @@ export interface AuthServiceOptions {
   limits?: RateLimitStore;
   /** Milliseconds since the epoch; tests may inject a clock. */
   now?: () => number;
+  /** Waits without blocking the event loop (the progressive sign-in slowdown); tests may record instead. */
+  sleep?: (ms: number) => Promise<void>;
 }
+
+/** What a session answer needs of the session: a row, or one being created (aal1, no extra methods). */
+export type SessionForToken = Pick<sessions.SessionRow, 'id' | 'created_at'> & Partial<Pick<sessions.SessionRow, 'aal' | 'amr'>>;
 
 export interface ClientInfo {
   ip: string | null;
@@ -54,6 +62,8 @@ const MAX_METADATA_BYTES = 16 * 1024;
 const MAX_METADATA_DEPTH = 32;
 const REFRESH_TOKEN_MIN = 12;
 const REFRESH_TOKEN_MAX = 512;
+/** Rotations a token may be behind the active one and still be led to it (within the reuse interval). */
+const MAX_CHAIN_HOPS = 8;
 /** Which of the user's sessions each logout scope ends, given the caller's session (§2.3). */
 const LOGOUT_SCOPES: Record<string, (sessionId: string) => sessions.SessionSelection> = {
   global: () => 'all',
@@ -61,11 +71,28 @@ const LOGOUT_SCOPES: Record<string, (sessionId: string) => sessions.SessionSelec
   others: (sessionId) => ({ except: sessionId }),
 };
 
+/** GoTrue answers both current_password_required and current_password_invalid with this message. */
+const CURRENT_PASSWORD_MESSAGE = 'Current password required when setting new password.';
 const invalidCredentials = () => new AuthApiError(400, 'invalid_credentials', 'Invalid login credentials');
 const tokenNotFound = () => new AuthApiError(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
 
 function rateLimited(retryAfter: number): AuthApiError {
   return new AuthApiError(429, 'over_request_rate_limit', 'Request rate limit reached', {}, { 'retry-after': String(retryAfter) });
+}
+
+/** The sign-in slowdown (signInDelayMs): 0.25 s, doubling with each further failure, at most 5 s. */
+const SLOWDOWN_BASE_MS = 250;
+const SLOWDOWN_MAX_MS = 5000;
+
+/**
+ * The pause before checking a password, given the account's recent failures from anywhere: none
+ * until they exceed what one client may make (`perClientMax`), then 0.25 s doubling with each
+ * further failure, at most 5 s. A stranger spreading guesses over many addresses is slowed down;
+ * the right password still works.
+ */
+export function signInDelayMs(accountFailures: number, perClientMax: number): number {
+  if (accountFailures < perClientMax) return 0;
+  return Math.min(SLOWDOWN_MAX_MS, SLOWDOWN_BASE_MS * 2 ** Math.min(accountFailures - perClientMax, 16));
 }
 
 /** Nesting depth of a parsed JSON value (a scalar is 0), computed without recursion; stops past `limit`. */
@@ -98,12 +125,16 @@ export class AuthService {
   private readonly config: AppConfig['auth'];
   private readonly now: () => number;
   private readonly limits: RateLimitStore;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly chain: RefreshChain;
 
   constructor(options: AuthServiceOptions) {
     this.db = options.db;
     this.config = options.config;
     this.now = options.now ?? Date.now;
     this.limits = options.limits ?? databaseStore(options.db, { now: this.now });
+    this.sleep = options.sleep ?? ((ms) => delay(ms));
+    this.chain = refreshChain(options.config);
   }
 
   private nowIso(): string {
@@ -122,16 +153,21 @@ export class AuthService {
     if (phone !== '') throw new AuthApiError(422, 'phone_provider_disabled', 'Phone logins are disabled');
     if (password === '') throw new AuthApiError(400, 'validation_failed', 'missing password');
 
-    // Per-IP: every attempt counts. Per-account: every attempt counts until a success resets it,
-    // so parallel guesses cannot slip past a check-then-count race.
-    if (client.ip) {
-      const ipState = await this.limits.hit(limitKey('ip', rateLimitAddress(client.ip)), this.config.ipAttemptLimit);
-      if (ipState.count > this.config.ipAttemptLimit.max) throw rateLimited(retryAfterSeconds(ipState));
-    }
+    // Per IP: every attempt counts. Per account AND client (IP, IPv6 /64): every attempt counts
+    // until a success resets it, so parallel guesses cannot slip past a check-then-count race, and
+    // a stranger's guesses block only the stranger. Account-wide, failures from anywhere only slow
+    // sign-in down, so the right password from another address still works (ASVS 2.2.1).
     const normalized = email.toLowerCase();
-    const accountKey = limitKey('account', normalized);
-    const accountState = await this.limits.hit(accountKey, this.config.accountFailureLimit);
-    if (accountState.count > this.config.accountFailureLimit.max) throw rateLimited(retryAfterSeconds(accountState));
+    const address = client.ip ? rateLimitAddress(client.ip) : '';
+    if (address !== '') {
+      const ipState = await this.limits.hit(limitKey('ip', address), this.config.ipAttemptLimit);
+      if (ipState.count > this.config.ipAttemptLimit.max) await this.refuseSignIn(normalized, client, 'ip_rate_limited', ipState);
+    }
+    const keys = accountLimitKeys(normalized);
+    const clientState = await this.limits.hit(keys.client(address), this.config.accountFailureLimit);
+    if (clientState.count > this.config.accountFailureLimit.max) await this.refuseSignIn(normalized, client, 'account_rate_limited', clientState);
+    const slowdown = signInDelayMs((await this.limits.peek(keys.account, this.config.accountFailureLimit)).count, this.config.accountFailureLimit.max);
+    if (slowdown > 0) await this.sleep(slowdown);
 
     // An address no admin can have (too long, control characters such as NUL, which PostgreSQL
     // text rejects) is not looked up, but still pays the same argon2 cost below.
@@ -141,6 +177,7 @@ export class AuthService {
     if (user) ok = await verifyPassword(user.password_hash, password);
     else await verifyAgainstDummy(password); // same argon2 cost for an unknown address
     if (!user || !ok) {
+      await this.limits.hit(keys.account, this.config.accountFailureLimit);
       await recordAudit(this.db, {
         action: 'sign_in_failed',
         actorEmail: normalized.replace(CONTROL_CHARS_ALL, ''),
@@ -151,8 +188,10 @@ export class AuthService {
       throw invalidCredentials();
     }
 
-    await this.limits.reset(accountKey);
-    const weak = checkPasswordStrength(password);
+    // Only this client's counter: the account-wide failures keep slowing a stranger down until
+    // their window ends (or `npm run admin -- unlock`).
+    await this.limits.reset(keys.client(address));
+    const weak = checkPasswordStrength(password, [user.email]);
     const { session, refreshToken, updatedUser } = await this.db.transaction().execute(async (trx) => {
       const at = this.nowIso();
       const session = {
@@ -160,9 +199,12 @@ export class AuthService {
         user_id: user.id,
         created_at: at,
         updated_at: at,
+        last_active_at: at,
         user_agent: client.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
         ip_address: client.ip,
       };
+      // Ended sessions of the account go now rather than lingering until they are presented.
+      await this.deleteEndedSessions(trx, user.id);
       await sessions.insertSession(trx, session);
       const token = await this.issueRefreshToken(trx, session, null, at);
       await users.updateUser(trx, user.id, { last_sign_in_at: at });
@@ -179,9 +221,28 @@ export class AuthService {
     return { ...response, weak_password: weak ? { message: weak.message, reasons: weak.reasons } : null };
   }
 
-  /** Stores a new refresh token of the session (its hash only) and returns the token itself. */
-  private async issueRefreshToken(db: users.Db, session: sessions.SessionRow, parentId: string | null, at: string): Promise<string> {
-    const token = newRefreshToken();
+  /** Audits a sign-in refused by a limit and throws its 429. */
+  private async refuseSignIn(email: string, client: ClientInfo, reason: string, state: WindowState): Promise<never> {
+    await recordAudit(this.db, {
+      action: 'sign_in_refused',
+      actorEmail: email.replace(CONTROL_CHARS_ALL, ''),
+      actorId: null,
+      ip: client.ip,
+      detail: { reason },
+    });
+    throw rateLimited(retryAfterSeconds(state));
+  }
+
+  /** Deletes the user's sessions past their absolute lifetime or inactivity timeout. */
+  private async deleteEndedSessions(db: users.Db, userId: string): Promise<number> {
+    const now = this.now();
+    const limits = sessionLimits(this.config);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    return sessions.deleteExpiredSessions(db, userId, iso(now - limits.maxAgeSeconds * 1000), iso(now - limits.inactivitySeconds * 1000));
+  }
+
+  /** Stores a new refresh token of the session (its hash only) and returns the token itself. Also used by mfa.ts. */
+  async issueRefreshToken(db: users.Db, session: Pick<sessions.SessionRow, 'id' | 'user_id'>, parentId: string | null, at: string, token = newRefreshToken()): Promise<string> {
     await refreshTokens.insertRefreshToken(db, {
       id: randomUUID(),
       token_hash: hashRefreshToken(token),
@@ -195,7 +256,11 @@ export class AuthService {
     return token;
   }
 
-  private async sessionResponse(user: users.AdminUserRow, session: sessions.SessionRow, refreshToken: string): Promise<SessionResponse> {
+  /**
+   * A session answer: an access token whose `aal`/`amr` are recomputed from the session row, and the
+   * user with its factors. Reads through this.db, so call it after the transaction. Also used by mfa.ts.
+   */
+  async sessionResponse(user: users.AdminUserRow, session: SessionForToken, refreshToken: string): Promise<SessionResponse> {
     const issuedAt = Math.floor(this.now() / 1000);
     const expiresIn = this.config.jwtExpirySeconds;
     const { token, expiresAt } = await signAccessToken(this.db, {
@@ -203,7 +268,7 @@ export class AuthService {
       email: user.email,
       sessionId: session.id,
       userMetadata: parseJsonObject(user.user_metadata),
-      passwordAt: Math.floor(new Date(toIsoTimestamp(session.created_at)).getTime() / 1000),
+      ...sessionAssurance(session),
       issuedAt,
       expiresInSeconds: expiresIn,
     });
@@ -213,7 +278,7 @@ export class AuthService {
       expires_in: expiresIn,
       expires_at: expiresAt,
       refresh_token: refreshToken,
-      user: userJson(user),
+      user: userJson(user, await listUserFactors(this.db, user.id)),
     };
   }
 
@@ -233,7 +298,17 @@ export class AuthService {
     }
   }
 
-  /** POST /token?grant_type=refresh_token: rotation with GoTrue's reuse rules (§6.2, §6.4). */
+  /**
+   * POST /token?grant_type=refresh_token: rotation with GoTrue's reuse rules (§6.2, §6.4), made
+   * strict for issue 8:
+   * 1. An active token is rotated: revoked, and its child (refresh-chain.ts) issued.
+   * 2. A token rotated within AUTH_REFRESH_REUSE_SECONDS (several tabs refreshing at once, a lost
+   *    response retried) gets the session's current token, the same one the first caller got, so
+   *    every tab ends with a usable token and the session keeps one chain.
+   * 3. Any other reuse, the parent of the active token included, is theft: the session is deleted,
+   *    every time (GoTrue lets the parent of the active token through forever).
+   * A session past its lifetime or inactivity timeout is deleted and answered 400 `session_expired`.
+   */
   async refresh(body: RefreshGrantBody, client: ClientInfo): Promise<SessionResponse> {
     const presented = body.refresh_token ?? '';
     if (presented.length < REFRESH_TOKEN_MIN || presented.length > REFRESH_TOKEN_MAX) {
@@ -245,6 +320,7 @@ export class AuthService {
     type Outcome =
       | { kind: 'issued'; user: users.AdminUserRow; session: sessions.SessionRow; refreshToken: string }
       | { kind: 'not_found' }
+      | { kind: 'expired'; reason: 'timebox' | 'inactivity' }
       | { kind: 'already_used' };
 
     const outcome = await this.serialised(() => this.db.transaction().execute(async (trx): Promise<Outcome> => {
@@ -254,32 +330,29 @@ export class AuthService {
       if (!row) return { kind: 'not_found' };
       const user = await users.findUserById(trx, session.user_id);
       if (!user) return { kind: 'not_found' };
+      const state = sessionState(session, sessionLimits(this.config), this.now());
+      if (state !== 'valid') {
+        await sessions.deleteSessions(trx, session.user_id, { only: session.id });
+        return { kind: 'expired', reason: state };
+      }
       const at = this.nowIso();
 
-      let parentId: string;
+      let refreshToken: string;
       if (row.revoked_at === null) {
-        // 1. Normal rotation.
         await refreshTokens.revokeRefreshToken(trx, row.id, at);
-        parentId = row.id;
+        refreshToken = await this.issueRefreshToken(trx, session, row.id, at, this.chain.child(presented));
       } else {
-        const active = await refreshTokens.findActiveRefreshToken(trx, session.id);
+        // updated_at is the revocation time, as GoTrue's token.UpdatedAt.
         const revokedForMs = this.now() - new Date(toIsoTimestamp(row.updated_at)).getTime();
-        if (active && active.parent_id === row.id) {
-          // 2. The client lost the last response: only hashes are stored, so instead of returning the
-          // active token we rotate it on the client's behalf.
-          await refreshTokens.revokeRefreshToken(trx, active.id, at);
-          parentId = active.id;
-        } else if (revokedForMs <= this.config.refreshReuseIntervalSeconds * 1000) {
-          // 3. Concurrent refresh (another tab) within the reuse interval: branch from the same token.
-          parentId = row.id;
-        } else {
-          // 4. Reuse outside the rules: treat as theft and sign the whole session out.
+        if (revokedForMs > this.config.refreshReuseIntervalSeconds * 1000) {
           await refreshTokens.deleteSessionRefreshTokens(trx, session.id);
           await sessions.deleteSessions(trx, session.user_id, { only: session.id });
           return { kind: 'already_used' };
         }
+        // The current token down the chain; a token issued outside the chain (a rotation by MFA
+        // verification) cannot be derived, so such a caller gets a branch as in GoTrue.
+        refreshToken = (await this.currentChainToken(trx, session.id, row.id, presented)) ?? (await this.issueRefreshToken(trx, session, row.id, at));
       }
-      const refreshToken = await this.issueRefreshToken(trx, session, parentId, at);
       const updatedSession: sessions.SessionRow = {
         ...session,
         updated_at: at,
@@ -295,10 +368,32 @@ export class AuthService {
     }));
 
     if (outcome.kind === 'not_found') throw tokenNotFound();
+    if (outcome.kind === 'expired') {
+      const suffix = outcome.reason === 'inactivity' ? ' (Inactivity)' : '';
+      throw new AuthApiError(400, 'session_expired', `Invalid Refresh Token: Session Expired${suffix}`);
+    }
     if (outcome.kind === 'already_used') {
       throw new AuthApiError(400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used');
     }
     return this.sessionResponse(outcome.user, outcome.session, outcome.refreshToken);
+  }
+
+  /**
+   * Follows the chain from a revoked token to the session's active token and returns that token,
+   * or null when a link was not issued by the chain (or the chain is unusually long).
+   */
+  private async currentChainToken(db: users.Db, sessionId: string, fromId: string, fromToken: string): Promise<string | null> {
+    let token = fromToken;
+    let id = fromId;
+    for (let hop = 0; hop < MAX_CHAIN_HOPS; hop++) {
+      const childToken = this.chain.child(token);
+      const child = await refreshTokens.findRefreshTokenRowByHash(db, hashRefreshToken(childToken));
+      if (!child || child.session_id !== sessionId || child.parent_id !== id) return null;
+      if (child.revoked_at === null) return childToken;
+      token = childToken;
+      id = child.id;
+    }
+    return null;
   }
 
   /** POST /logout?scope=… */
@@ -321,6 +416,10 @@ export class AuthService {
 
   /** PUT /user */
   async updateUser(auth: AuthSuccess, body: UpdateUserBody): Promise<GoTrueUser> {
+    // Per session (a new session takes the password, and MFA where enrolled), counted before
+    // anything is checked: it bounds guesses of current_password from a stolen session.
+    const updateLimit = await this.limits.hit(limitKey('user_update', auth.session.id), this.config.userUpdateLimit);
+    if (updateLimit.count > this.config.userUpdateLimit.max) throw rateLimited(retryAfterSeconds(updateLimit));
     const email = body.email?.trim() ?? '';
     if (email !== '' && email.toLowerCase() !== auth.user.email) {
       throw new AuthApiError(422, 'validation_failed', 'Email changes are not supported');
@@ -352,8 +451,15 @@ export class AuthService {
       if (password.length > PASSWORD_MAX_LENGTH) {
         throw new AuthApiError(400, 'validation_failed', `Password cannot be longer than ${PASSWORD_MAX_LENGTH} characters`);
       }
-      const weak = checkPasswordStrength(password);
+      const weak = checkPasswordStrength(password, [auth.user.email]);
       if (weak) throw new AuthApiError(422, 'weak_password', weak.message, { weak_password: { reasons: weak.reasons } });
+      // GoTrue's UpdatePasswordRequireCurrentPassword, always on here (ASVS 2.1.6); checked before
+      // same_password, which would otherwise tell a session thief whether a guess is the password.
+      const current = body.current_password ?? '';
+      if (current === '') throw new AuthApiError(400, 'current_password_required', CURRENT_PASSWORD_MESSAGE);
+      if (current.length > PASSWORD_MAX_LENGTH || !(await verifyPassword(auth.user.password_hash, current))) {
+        throw new AuthApiError(400, 'current_password_invalid', CURRENT_PASSWORD_MESSAGE);
+      }
       if (await verifyPassword(auth.user.password_hash, password)) {
         throw new AuthApiError(422, 'same_password', 'New password should be different from the old password.');
       }

@@ -44,3 +44,41 @@ export async function deleteSessions(db: Db, userId: string, which: SessionSelec
   const result = await query.executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/**
+ * Records real use of the session (for the inactivity timeout). Writes at most once per
+ * `resolutionMs`: the row is only updated when its mark is older than `at - resolutionMs`.
+ */
+export async function touchSession(db: Db, id: string, at: string, resolutionMs: number): Promise<void> {
+  const staleBefore = new Date(new Date(at).getTime() - resolutionMs).toISOString();
+  await db
+    .updateTable('admin_sessions')
+    .set({ last_active_at: at })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('last_active_at', 'is', null), eb('last_active_at', '<', staleBefore)]))
+    .execute();
+}
+
+/**
+ * Deletes the user's sessions (all users' when `userId` is null) that began before `startedBefore`
+ * or were last used before `idleBefore`. Returns how many.
+ */
+export async function deleteExpiredSessions(db: Db, userId: string | null, startedBefore: string, idleBefore: string): Promise<number> {
+  let query = db
+    .deleteFrom('admin_sessions')
+    .where((eb) =>
+      eb.or([
+        eb('created_at', '<', startedBefore),
+        eb('last_active_at', '<', idleBefore),
+        eb.and([eb('last_active_at', 'is', null), eb('updated_at', '<', idleBefore)]),
+      ]),
+    );
+  if (userId !== null) query = query.where('user_id', '=', userId);
+  const result = await query.executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** The user's sessions, newest sign-in first. */
+export function listUserSessions(db: Db, userId: string): Promise<SessionRow[]> {
+  return db.selectFrom('admin_sessions').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id').execute();
+}

@@ -7,12 +7,16 @@ import { auditCommand } from './admin/audit.js';
 import { createCommand } from './admin/create.js';
 import { deleteCommand } from './admin/delete.js';
 import { listCommand } from './admin/list.js';
+import { resetMfaCommand } from './admin/reset-mfa.js';
+import { rotateKeyCommand } from './admin/rotate-key.js';
 import { setPasswordCommand } from './admin/set-password.js';
+import { sessionsCommand } from './admin/sessions.js';
+import { unlockCommand } from './admin/unlock.js';
 import { runAsScript, runProgram, type CliIo, type CliProgram } from './program.js';
 
 export const adminProgram: CliProgram = {
   name: 'admin',
-  commands: [createCommand, listCommand, deleteCommand, setPasswordCommand, auditCommand],
+  commands: [createCommand, listCommand, deleteCommand, setPasswordCommand, auditCommand, rotateKeyCommand, resetMfaCommand, unlockCommand, sessionsCommand],
 };
 
 /** The whole CLI with injectable streams (tests call it directly); resolves to the exit code. */

@@ -14,8 +14,23 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+/**
+ * Creates the database file owner-only (0600) before SQLite opens it, in a directory created 0700:
+ * it holds personal data and password hashes. SQLite gives its -wal, -shm and -journal files the
+ * database file's permissions, so they are owner-only too, whatever the umask. An existing file's
+ * permissions are left as they are (never widened).
+ */
+export function createOwnerOnlyFile(filename: string): void {
+  fs.mkdirSync(path.dirname(filename), { recursive: true, mode: 0o700 });
+  try {
+    fs.closeSync(fs.openSync(filename, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
 function openSqlite(filename: string): SQLite.Database {
-  if (filename !== ':memory:') fs.mkdirSync(path.dirname(filename), { recursive: true });
+  if (filename !== ':memory:') createOwnerOnlyFile(filename);
   const sqlite = new SQLite(filename);
   // Order matters: busy_timeout first so the WAL switch itself waits for other writers.
   sqlite.pragma('busy_timeout = 5000');

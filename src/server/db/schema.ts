@@ -37,6 +37,39 @@ export interface AdminSessionsTable {
   updated_at: Timestamp;
   user_agent: string | null;
   ip_address: string | null;
+  /** `aal2` once a second factor was verified on this session (GoTrue's authenticator assurance level). */
+  aal: Generated<'aal1' | 'aal2'>;
+  /** The factor that raised the session to aal2. */
+  factor_id: string | null;
+  /** JSON list of `{method, timestamp}` added after the password sign-in (whose entry is `created_at`). */
+  amr: Generated<string>;
+  /** Last real use (sign-in, admin API call, PUT /user), for the inactivity timeout; null on rows older than the column. */
+  last_active_at: Timestamp | null;
+}
+
+/** TOTP factors (GoTrue's mfa_factors). `friendly_name` is unique per user; '' when none was given. */
+export interface AdminMfaFactorsTable {
+  id: string;
+  user_id: string;
+  friendly_name: string;
+  factor_type: 'totp';
+  status: 'unverified' | 'verified';
+  /** The base32 secret, sealed with app.secretBox (context `totp:<id>`). */
+  secret: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  last_challenged_at: Timestamp | null;
+  /** The newest accepted TOTP time step (bigint: the driver may return a string); a code works once. */
+  last_verified_step: number | string | null;
+}
+
+/** One challenge per code entry (GoTrue's mfa_challenges): 300 s, one use, bound to the client IP. */
+export interface AdminMfaChallengesTable {
+  id: string;
+  factor_id: string;
+  ip_address: string;
+  created_at: Timestamp;
+  verified_at: Timestamp | null;
 }
 
 /** Opaque refresh tokens, stored only as SHA-256 hashes (hex). */
@@ -89,6 +122,8 @@ export interface Database {
   admin_users: AdminUsersTable;
   admin_sessions: AdminSessionsTable;
   admin_refresh_tokens: AdminRefreshTokensTable;
+  admin_mfa_factors: AdminMfaFactorsTable;
+  admin_mfa_challenges: AdminMfaChallengesTable;
   auth_signing_keys: AuthSigningKeysTable;
   auth_rate_limits: AuthRateLimitsTable;
   audit_log: AuditLogTable;

@@ -54,6 +54,10 @@ export function databaseStore(db: Kysely<Database>, options: DatabaseStoreOption
     async reset(key) {
       await db.deleteFrom('auth_rate_limits').where('key', '=', key).execute();
     },
+    async resetPrefix(prefix) {
+      // substr, not LIKE: '_' (in every base64url digest) is a LIKE wildcard.
+      await db.deleteFrom('auth_rate_limits').where(sql<string>`substr(${sql.ref('key')}, 1, ${prefix.length})`, '=', prefix).execute();
+    },
     // The database handle belongs to the app, which closes it.
     async close() {},
   };

@@ -9,7 +9,7 @@ import type { RateLimitStore } from './store.js';
 export { databaseStore } from './database.js';
 export { memoryStore } from './memory.js';
 export { DEFAULT_REDIS_PREFIX, redisStore } from './redis.js';
-export { limitKey, retryAfterSeconds, type Limit, type LimitKind, type RateLimitStore, type WindowState } from './store.js';
+export { accountLimitKeys, limitKey, retryAfterSeconds, type Limit, type LimitKind, type RateLimitStore, type WindowState } from './store.js';
 
 type Log = Pick<FastifyBaseLogger, 'error' | 'info'>;
 
@@ -51,6 +51,11 @@ export function withFallback(primary: RateLimitStore, fallback: RateLimitStore, 
         failed(err);
         return fallback.reset(key);
       }),
+    // Both: while the primary was away, some of the counters went to the fallback.
+    resetPrefix: async (prefix) => {
+      await fallback.resetPrefix(prefix);
+      await primary.resetPrefix(prefix);
+    },
     close: async () => {
       await Promise.all([primary.close(), fallback.close()]);
     },

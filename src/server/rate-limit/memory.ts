@@ -67,6 +67,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): RateLimitStore {
     async reset(key) {
       entries.delete(key);
     },
+    async resetPrefix(prefix) {
+      for (const key of [...entries.keys()]) if (key.startsWith(prefix)) entries.delete(key);
+    },
     async close() {
       entries.clear();
     },

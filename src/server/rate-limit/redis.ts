@@ -88,6 +88,16 @@ export async function redisStore(url: string, options: RedisStoreOptions = {}): 
     async reset(key) {
       await client.del(prefix + key);
     },
+    async resetPrefix(keyPrefix) {
+      // SCAN, not KEYS: it does not block the server. Glob characters in the prefix are escaped.
+      const pattern = `${(prefix + keyPrefix).replace(/[*?[\]\\]/g, '\\$&')}*`;
+      let cursor = '0';
+      do {
+        const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+        if (keys.length > 0) await client.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+    },
     async close() {
       if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
       else client.disconnect();

@@ -27,15 +27,30 @@ export interface RateLimitStore {
   peek(key: string, limit: Limit): Promise<WindowState>;
   /** Forgets the key's window (e.g. after a successful sign-in). */
   reset(key: string): Promise<void>;
+  /** Forgets every window whose key starts with `prefix` (e.g. all of an account's per-client counters). */
+  resetPrefix(prefix: string): Promise<void>;
   /** Releases what the store holds (a Redis connection); the store is unusable afterwards. */
   close(): Promise<void>;
 }
 
-export type LimitKind = 'signup' | 'ip' | 'account';
+export type LimitKind = 'signup' | 'ip' | 'account' | 'user_update';
+
+const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest('base64url');
 
 /** Keys never hold raw addresses or emails, and stay short whatever the input. */
 export function limitKey(kind: LimitKind, value: string): string {
-  return `${kind}:${createHash('sha256').update(value, 'utf8').digest('base64url')}`;
+  return `${kind}:${digest(value)}`;
+}
+
+/**
+ * The sign-in counters of one account (lower-cased email): `account` counts its failures from
+ * anywhere (they slow sign-in down), `client(address)` its attempts from one client address (they
+ * block that client only), and every key of the account starts with `prefix`, so one
+ * `resetPrefix` clears them all (`npm run admin -- unlock`).
+ */
+export function accountLimitKeys(email: string): { account: string; prefix: string; client(address: string): string } {
+  const account = limitKey('account', email);
+  return { account, prefix: account, client: (address) => `${account}:${digest(address)}` };
 }
 
 /** Seconds for a Retry-After header (at least 1). */

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { recordAudit } from '../audit/audit-log.js';
+import { auditEmailHash, recordAudit } from '../audit/audit-log.js';
 import { HttpError } from '../http/errors.js';
 import * as queries from './admin-repository.js';
 import {
@@ -88,7 +88,13 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
           actorEmail: admin.email,
           actorId: admin.userId,
           ip: request.ip,
-          detail: { count: rows.length, requested: request.body.ids.length, emails: rows.map((r) => r.email) },
+          // Ids and keyed hashes, never the addresses: the log must not keep what was erased.
+          detail: {
+            count: rows.length,
+            requested: request.body.ids.length,
+            ids: rows.map((r) => r.id),
+            email_hashes: rows.map((r) => auditEmailHash(app.secretBox, r.email)),
+          },
         });
         return rows;
       });

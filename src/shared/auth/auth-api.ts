@@ -59,6 +59,8 @@ export const updateUserBodySchema = objectBody({
   email: stringField('email'),
   phone: stringField('phone'),
   password: stringField('password'),
+  /** Needed with `password` (GoTrue's current_password_required / current_password_invalid). */
+  current_password: stringField('current_password'),
   app_metadata: z.optional(
     z.custom<null>((value) => value === null, { error: 'User not allowed', params: { status: 403, code: 'not_admin' } }),
   ),
@@ -84,6 +86,17 @@ const identitySchema = z.object({
   email: z.string(),
 });
 
+/** One element of `user.factors` (GoTrue's Factor): `friendly_name` is left out when empty. */
+export const factorSchema = z.object({
+  id: z.string(),
+  friendly_name: z.optional(z.string()),
+  factor_type: z.literal('totp'),
+  status: z.enum(['unverified', 'verified']),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type FactorJson = z.infer<typeof factorSchema>;
+
 /** The GoTrue user object (§3.2): GET and PUT /user, and `user` in a session. */
 export const goTrueUserSchema = z.object({
   id: z.string(),
@@ -100,6 +113,8 @@ export const goTrueUserSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
   is_anonymous: z.boolean(),
+  /** Left out when the user has none, as GoTrue does (auth-mfa.md: listFactors reads it). */
+  factors: z.optional(z.array(factorSchema)),
 });
 export type GoTrueUser = z.infer<typeof goTrueUserSchema>;
 
@@ -114,3 +129,51 @@ export const sessionResponseSchema = z.object({
   weak_password: z.optional(z.nullable(z.object({ message: z.string(), reasons: z.array(z.string()) }))),
 });
 export type SessionResponse = z.infer<typeof sessionResponseSchema>;
+
+/** A UUID in a body field; anything else is answered as GoTrue's JSON decoder does (400 bad_json). */
+function uuidField(name: string) {
+  return z.optional(
+    z.nullable(
+      z.string({ error: `${name} must be a string` }).check(
+        z.regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { error: `${name} must be a UUID` }),
+      ),
+    ),
+  );
+}
+
+/** POST /factors (auth-mfa.md "Enrol"). `factor_type` is checked by the service (GoTrue's messages). */
+export const enrollFactorBodySchema = objectBody({
+  factor_type: stringField('factor_type'),
+  friendly_name: stringField('friendly_name'),
+  issuer: stringField('issuer'),
+});
+export type EnrollFactorBody = z.output<typeof enrollFactorBodySchema>;
+
+export const enrollFactorResponseSchema = z.object({
+  id: z.string(),
+  type: z.literal('totp'),
+  friendly_name: z.string(),
+  totp: z.object({ qr_code: z.string(), secret: z.string(), uri: z.string() }),
+});
+export type EnrollFactorResponse = z.infer<typeof enrollFactorResponseSchema>;
+
+/** `:factorId` of the /factors/… routes; a non-UUID is answered 404 by the service. */
+export const factorParamsSchema = z.object({ factorId: z.string() });
+
+/** POST /factors/{id}/challenge answers; the body is ignored for TOTP. */
+export const challengeResponseSchema = z.object({
+  id: z.string(),
+  type: z.literal('totp'),
+  expires_at: z.number(),
+});
+export type ChallengeResponse = z.infer<typeof challengeResponseSchema>;
+
+/** POST /factors/{id}/verify; the answer is a session (sessionResponseSchema). */
+export const verifyFactorBodySchema = objectBody({
+  challenge_id: uuidField('challenge_id'),
+  code: stringField('code'),
+});
+export type VerifyFactorBody = z.output<typeof verifyFactorBodySchema>;
+
+/** DELETE /factors/{id}. */
+export const unenrollResponseSchema = z.object({ id: z.string() });

@@ -6,13 +6,15 @@ import { countCsvRows } from '../../shared/csv.js';
 import { PAGES } from '../../shared/site/pages.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { authErrorMessage, getAuthClient } from '../session/auth-client.js';
+import { checkAssurance } from '../session/mfa.js';
 import { siteContent } from '../site/content.js';
 import { LogoMark } from '../site/Logo.js';
 import { PageFrame } from '../site/PageFrame.js';
 import { notifyError, notifySuccess } from '../site/toast.js';
 import { buttonStyles, LoadingSpinner, SpinnerIcon } from '../ui/controls.js';
 import { cardStyles } from '../ui/styles.js';
-import { deleteWaitlistEntries, exportWaitlist, isUnauthorized } from './admin-api.js';
+import { AccountPanel, RequiredEnrolment } from './AccountPanel.js';
+import { deleteWaitlistEntries, exportWaitlist, isInsufficientAal, isUnauthorized } from './admin-api.js';
 import { adminToasts, countLine } from './copy.js';
 import { DeleteDialog } from './DeleteDialog.js';
 import { downloadBlob } from './download.js';
@@ -38,8 +40,11 @@ export default function AdminPage() {
 function AdminDashboard({ email }: { email: string }) {
   const navigate = useNavigate();
   const [signingOut, setSigningOut] = useState(false);
+  /** 'enrol': ADMIN_MFA=required and no factor yet, so the admin API refuses the waitlist until one is set up. */
+  const [view, setView] = useState<'panel' | 'enrol'>('panel');
   const endingSession = useRef(false);
   const signingOutRef = useRef(false);
+  const checkingAal = useRef(false);
 
   /** The admin API no longer accepts the session (401): sign out locally (scope 'local') and go to /auth. */
   const endExpiredSession = useCallback(async () => {
@@ -53,6 +58,30 @@ function AdminDashboard({ email }: { email: string }) {
     await auth.signOut({ scope: 'local' }).catch(() => undefined);
     void navigate(PAGES.auth.path, { replace: true });
   }, [navigate]);
+
+  /**
+   * The admin API answered `insufficient_aal`: either a code is due (a factor added since this page
+   * checked, say), which /auth asks for, or the server requires a factor this admin does not have yet.
+   */
+  const requireSecondFactor = useCallback(async () => {
+    if (checkingAal.current || endingSession.current || signingOutRef.current) return;
+    checkingAal.current = true;
+    const assurance = await checkAssurance().catch(() => ({ kind: 'signed-out' }) as const);
+    checkingAal.current = false;
+    if (assurance.kind === 'signed-in') setView('enrol');
+    else void navigate(PAGES.auth.path, { replace: true });
+  }, [navigate]);
+
+  /** Handles the admin API's refusals of the session itself; false for any other error. */
+  const onAccessError = useCallback(
+    (error: unknown): boolean => {
+      if (isUnauthorized(error)) void endExpiredSession();
+      else if (isInsufficientAal(error)) void requireSecondFactor();
+      else return false;
+      return true;
+    },
+    [endExpiredSession, requireSecondFactor],
+  );
 
   async function handleSignOut() {
     setSigningOut(true);
@@ -93,13 +122,20 @@ function AdminDashboard({ email }: { email: string }) {
         </div>
       </header>
       <main className="mx-auto w-full max-w-6xl flex-1 px-5 py-8 sm:px-8 sm:py-12">
-        <WaitlistPanel onUnauthorized={endExpiredSession} />
+        {view === 'enrol' ? (
+          <RequiredEnrolment onEnrolled={() => setView('panel')} />
+        ) : (
+          <>
+            <WaitlistPanel onAccessError={onAccessError} />
+            <AccountPanel email={email} />
+          </>
+        )}
       </main>
     </PageFrame>
   );
 }
 
-function WaitlistPanel({ onUnauthorized }: { onUnauthorized: () => Promise<void> }) {
+function WaitlistPanel({ onAccessError }: { onAccessError: (error: unknown) => boolean }) {
   const { selection, version } = useSelection();
   const [dialogOpen, setDialogOpen] = useState(false);
   const [deleting, setDeleting] = useState(false);
@@ -109,10 +145,9 @@ function WaitlistPanel({ onUnauthorized }: { onUnauthorized: () => Promise<void>
 
   const onLoadError = useCallback(
     (error: unknown) => {
-      if (isUnauthorized(error)) void onUnauthorized();
-      else notifyError(adminToasts.loadFailed);
+      if (!onAccessError(error)) notifyError(adminToasts.loadFailed);
     },
-    [onUnauthorized],
+    [onAccessError],
   );
   const { entries, total, phase, retry, removeEntries } = useWaitlist(onLoadError);
 
@@ -156,8 +191,7 @@ function WaitlistPanel({ onUnauthorized }: { onUnauthorized: () => Promise<void>
         removeEntries(gone);
         selection.remove(gone);
       }
-      if (isUnauthorized(error)) void onUnauthorized();
-      else notifyError(adminToasts.deleteFailed(authErrorMessage(error)));
+      if (!onAccessError(error)) notifyError(adminToasts.deleteFailed(authErrorMessage(error)));
     } finally {
       setDeleting(false);
       setDialogOpen(false);
@@ -182,8 +216,7 @@ function WaitlistPanel({ onUnauthorized }: { onUnauthorized: () => Promise<void>
       downloadBlob(file.blob, file.fileName ?? EXPORT_FILE_NAMES[kind]);
       notifySuccess(adminToasts.exported(rows, kind));
     } catch (error) {
-      if (isUnauthorized(error)) void onUnauthorized();
-      else notifyError(adminToasts.exportFailed(authErrorMessage(error)));
+      if (!onAccessError(error)) notifyError(adminToasts.exportFailed(authErrorMessage(error)));
     } finally {
       setExporting(null);
     }

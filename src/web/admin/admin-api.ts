@@ -16,11 +16,12 @@ import { getAuthClient } from '../session/auth-client.js';
 // The page's Content-Security-Policy forbids eval: zod must not even probe for it.
 z.config({ jitless: true });
 
-/** A failed admin API call: the HTTP status (0 for a network failure) and a message fit for a toast. */
+/** A failed admin API call: the HTTP status (0 for a network failure), a message fit for a toast and the server's error code. */
 export class AdminApiError extends Error {
   constructor(
     public readonly status: number,
     message: string,
+    public readonly code: string | null = null,
   ) {
     super(message);
     this.name = 'AdminApiError';
@@ -36,6 +37,11 @@ export function isUnauthorized(error: unknown): boolean {
   return error instanceof AdminApiError && error.unauthorized;
 }
 
+/** The session is valid but its assurance level is not enough: a TOTP code is due, or (ADMIN_MFA=required) a factor must be enrolled first. */
+export function isInsufficientAal(error: unknown): boolean {
+  return error instanceof AdminApiError && error.code === 'insufficient_aal';
+}
+
 export function isAbort(error: unknown): boolean {
   return error instanceof DOMException && error.name === 'AbortError';
 }
@@ -49,16 +55,19 @@ async function accessToken(): Promise<string> {
 
 async function errorFrom(response: Response): Promise<AdminApiError> {
   let message = `Request failed with status ${response.status}`;
+  let code: string | null = null;
   try {
     const body: unknown = await response.json();
-    const nested = (body as { error?: { message?: unknown } } | null)?.error?.message;
-    const flat = (body as { message?: unknown } | null)?.message;
-    if (typeof nested === 'string' && nested !== '') message = nested;
-    else if (typeof flat === 'string' && flat !== '') message = flat;
+    const nested = (body as { error?: { message?: unknown; code?: unknown } } | null)?.error;
+    const flat = (body as { message?: unknown; code?: unknown } | null) ?? undefined;
+    if (typeof nested?.message === 'string' && nested.message !== '') message = nested.message;
+    else if (typeof flat?.message === 'string' && flat.message !== '') message = flat.message;
+    const rawCode = nested?.code ?? flat?.code;
+    if (typeof rawCode === 'string' && rawCode !== '') code = rawCode;
   } catch {
     // Not JSON (a proxy's error page, say): keep the status line.
   }
-  return new AdminApiError(response.status, message);
+  return new AdminApiError(response.status, message, code);
 }
 
 async function request(path: string, init: RequestInit = {}): Promise<Response> {

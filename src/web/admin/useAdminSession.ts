@@ -2,12 +2,14 @@ import { useEffect, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { PAGES } from '../../shared/site/pages.js';
 import { getAuthClient } from '../session/auth-client.js';
+import { checkAssurance } from '../session/mfa.js';
 
 export type AdminSession = { status: 'checking' } | { status: 'signed-in'; email: string };
 
 /**
  * Guards /admin: no session on load, a SIGNED_OUT event or a session that disappears (auth-js also
- * relays sign-outs from other tabs) sends the user to /auth.
+ * relays sign-outs from other tabs) sends the user to /auth. So does a password-only (aal1) session of
+ * an admin with a verified TOTP factor: /auth then asks for the code.
  */
 export function useAdminSession(): AdminSession {
   const navigate = useNavigate();
@@ -16,6 +18,8 @@ export function useAdminSession(): AdminSession {
   useEffect(() => {
     const auth = getAuthClient();
     let active = true;
+    /** The assurance check has passed: until then, events must not show the panel. */
+    let checked = false;
     const signedIn = (email: string) =>
       setSession((previous) => (previous.status === 'signed-in' && previous.email === email ? previous : { status: 'signed-in', email }));
     const toLogin = () => {
@@ -27,14 +31,15 @@ export function useAdminSession(): AdminSession {
     // Handlers must not call auth-js back synchronously (its docs warn of deadlocks); navigation is fine.
     const { data } = auth.onAuthStateChange((event, current) => {
       if (event === 'SIGNED_OUT' || !current) toLogin();
-      else if (active) signedIn(current.user.email ?? '');
+      else if (active && checked) signedIn(current.user.email ?? '');
     });
 
-    auth
-      .getSession()
-      .then(({ data: { session: current } }) => {
-        if (!current) toLogin();
-        else if (active) signedIn(current.user.email ?? '');
+    checkAssurance()
+      .then((assurance) => {
+        if (assurance.kind === 'signed-in') {
+          checked = true;
+          if (active) signedIn(assurance.email);
+        } else toLogin();
       })
       .catch(toLogin);
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import SQLite from 'better-sqlite3';
 import { loadConfig } from '../../config.js';
+import { createOwnerOnlyFile } from '../../db/database.js';
 import { CliError, defineCommand } from '../program.js';
 import { oneFile } from './arguments.js';
 import { assertWritableDestination, formatSize, moveIntoPlace, removeQuietly, tempPathFor } from './files.js';
@@ -36,6 +37,9 @@ export const backupCommand = defineCommand({
 
     const tmp = tempPathFor(dest);
     try {
+      // It holds e-mail addresses and password hashes: owner-only from the first byte (an empty
+      // file is a valid target, and SQLite gives its journal the same permissions).
+      createOwnerOnlyFile(tmp);
       // A connection of our own: the site keeps its connections and keeps serving. Copying every
       // page in one step reads one consistent snapshot; in WAL mode that blocks no writer, and a
       // multi-step copy would restart whenever the site wrote in between.
@@ -59,7 +63,7 @@ export const backupCommand = defineCommand({
       } finally {
         copy.close();
       }
-      // It holds e-mail addresses and password hashes: owner-only.
+      // Whatever the umask did, the file that moves into place is owner-only.
       fs.chmodSync(tmp, 0o600);
       moveIntoPlace(tmp, dest, force);
 

@@ -1,0 +1,139 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
+import { expect, type Page } from '@playwright/test';
+import { Secret, TOTP } from 'otpauth';
+
+/**
+ * Helpers of the MFA end-to-end tests: TOTP codes computed from the secret the page shows (with
+ * `otpauth`, the library the server uses, and GoTrue's parameters), extra admins made with the
+ * admin CLI of the production build, and a second server started with its own environment.
+ */
+
+const PERIOD_SECONDS = 30;
+
+function totp(secret: string): TOTP {
+  return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: PERIOD_SECONDS });
+}
+
+/**
+ * The code of the time step `offset` steps from now. The server accepts one step either way but
+ * each step only once per factor, so a second sign-in soon after the enrolment uses the next step.
+ */
+export function totpCode(secret: string, offset = 0): string {
+  return totp(secret).generate({ timestamp: Date.now() + offset * PERIOD_SECONDS * 1000 });
+}
+
+/** Six digits the server refuses: none of the codes of the steps it would accept. */
+export function wrongTotpCode(secret: string): string {
+  const accepted = new Set([-2, -1, 0, 1, 2].map((offset) => totpCode(secret, offset)));
+  for (let n = 0; ; n += 1) {
+    const candidate = String(n).padStart(6, '0');
+    if (!accepted.has(candidate)) return candidate;
+  }
+}
+
+export const uniqueAdminEmail = (label: string) => `${label}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+
+/** The environment the e2e server (scripts/e2e-server.mjs) gives the app for a data directory. */
+function serverEnv(dataDir: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    DATABASE_URL: `file:${path.join(dataDir, 'e2e.db')}`,
+    AUTH_SECRET_KEY_FILE: path.join(dataDir, 'auth-secret.key'),
+    LOG_LEVEL: 'warn',
+  };
+}
+
+/** Creates an admin in the database of the e2e server whose data directory is `dataDir`, with the production CLI. */
+export function createAdmin(dataDir: string, email: string, password: string): void {
+  const created = spawnSync(process.execPath, [path.resolve('dist/server/cli/admin.js'), 'create', email], {
+    env: serverEnv(dataDir),
+    input: `${password}\n`,
+    encoding: 'utf8',
+  });
+  if (created.status !== 0) throw new Error(`could not create ${email}:\n${created.stdout}${created.stderr}`);
+}
+
+export interface E2eServer {
+  baseUrl: string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts another e2e server (the production build on a fresh database, through scripts/e2e-server.mjs)
+ * on `port`, with extra environment such as ADMIN_MFA=required, and waits until it answers /healthz.
+ */
+export async function startE2eServer(port: number, env: Record<string, string>): Promise<E2eServer> {
+  const dataDir = path.join(os.tmpdir(), `waitlist-e2e-${port}`);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const child: ChildProcess = spawn(process.execPath, ['scripts/e2e-server.mjs'], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', E2E_DATA_DIR: dataDir, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the e2e server on port ${port} exited:\n${stderr}`);
+    const up = await fetch(`${baseUrl}/healthz`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (up) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGTERM');
+      throw new Error(`the e2e server on port ${port} did not start:\n${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return {
+    baseUrl,
+    dataDir,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function expectToast(page: Page, title: string, description?: string | RegExp) {
+  let toast = page.locator('[data-sonner-toast]').filter({ hasText: title });
+  if (description !== undefined) toast = toast.filter({ hasText: description });
+  await expect(toast.first()).toBeVisible();
+}
+
+export async function expectNoAxeViolations(page: Page) {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  expect(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
+}
+
+/**
+ * With E2E_SHOTS_DIR set, saves full-page screenshots of the current view at 1280 and 390 px wide
+ * (for a person to look at; nothing is compared), then restores the viewport.
+ */
+export async function screenshotView(page: Page, name: string) {
+  const dir = process.env.E2E_SHOTS_DIR;
+  if (!dir) return;
+  fs.mkdirSync(dir, { recursive: true });
+  const original = page.viewportSize();
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
+    await page.screenshot({ path: path.join(dir, `${name}-${width}.png`), fullPage: true, animations: 'disabled' });
+  }
+  if (original) await page.setViewportSize(original);
+}
+
+/** The `aal` claim of the access token auth-js keeps in localStorage (null when signed out). */
+export async function storedAal(page: Page, storageKey: string): Promise<string | null> {
+  const raw = await page.evaluate((key) => localStorage.getItem(key), storageKey);
+  if (!raw) return null;
+  const token = (JSON.parse(raw) as { access_token: string }).access_token;
+  const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { aal?: string };
+  return payload.aal ?? null;
+}
