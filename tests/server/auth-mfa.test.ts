@@ -373,6 +373,9 @@ describe.each(TEST_DIALECTS)('TOTP MFA (%s)', (dialect: TestDialect) => {
       expect(first.statusCode, first.body).toBe(200);
       const token = (first.json() as Session).access_token;
       expectError(await verify(token, f.id, await challenge(token, f.id), code), 422, 'mfa_verification_failed');
+      // The log tells a reused code from a wrong one (ASVS 2.8.5).
+      const failure = await app.database.db.selectFrom('audit_log').select('detail').where('action', '=', 'mfa_verify_failed').where('actor_id', '=', s.user.id).executeTakeFirstOrThrow();
+      expect(JSON.parse(failure.detail)).toMatchObject({ reason: 'code_reused' });
       // The next time step's code works.
       expect((await verify(token, f.id, await challenge(token, f.id), codeFor(f.totp.secret, 1))).statusCode).toBe(200);
     });

@@ -147,6 +147,32 @@ describe.each(TEST_DIALECTS)('admin sessions (%s)', (dialect: TestDialect) => {
       expect((await refresh(app, other.refresh_token)).statusCode).toBe(200);
     });
 
+    it('with a short inactivity limit, use is recorded often enough that a session in use never times out', async () => {
+      const short = await createTestApp({ AUTH_SESSION_INACTIVITY_SECONDS: '60' }, { dialect });
+      try {
+        const admin = await newAdmin(short.app);
+        const s = await signIn(short.app, { email: admin.email, password: PASSWORD });
+        const lastUseAgo = async (ms: number) => {
+          await short.app.database.db
+            .updateTable('admin_sessions')
+            .set({ last_active_at: new Date(Date.now() - ms).toISOString() })
+            .where('id', '=', sessionIdOf(s))
+            .execute();
+        };
+        const useAdminApi = () => short.app.inject({ method: 'GET', url: ADMIN_WAITLIST_PATH, headers: bearer(s.access_token) });
+        await lastUseAgo(30_000);
+        expect((await useAdminApi()).statusCode).toBe(200);
+        // That use was recorded (a minute's resolution would have skipped it and ended the session 30 s early)…
+        const row = await short.app.database.db.selectFrom('admin_sessions').select('last_active_at').where('id', '=', sessionIdOf(s)).executeTakeFirstOrThrow();
+        expect(Date.now() - new Date(row.last_active_at!).getTime()).toBeLessThan(10_000);
+        // …so 40 s later (70 s after the earlier use) the session is still within its 60 s limit.
+        await lastUseAgo(40_000);
+        expect((await useAdminApi()).statusCode).toBe(200);
+      } finally {
+        await short.close();
+      }
+    });
+
     it('a session older than the absolute lifetime ends however active it is', async () => {
       const admin = await newAdmin(app);
       const s = await signIn(app, { email: admin.email, password: PASSWORD });

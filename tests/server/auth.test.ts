@@ -238,6 +238,7 @@ describe.each(TEST_DIALECTS)('auth service (%s)', (dialect: TestDialect) => {
       expectAuthError(guessable, 422, 'weak_password');
       expect(guessable.json()).toMatchObject({ weak_password: { reasons: ['pwned'] } });
       expectAuthError(await put({ password: 'x'.repeat(300) }), 400, 'validation_failed');
+      expectAuthError(await put({ password: 'x'.repeat(129) }), 400, 'validation_failed', 'Password cannot be longer than 128 characters');
       expectAuthError(await put({ password: PASSWORD, current_password: PASSWORD }), 422, 'same_password', 'New password should be different from the old password.');
     });
 

@@ -23,8 +23,13 @@ export interface SessionCheck {
   now?: () => number;
 }
 
-/** Activity is written at most once per this interval, so an admin page's API calls cost no write each. */
-export const ACTIVITY_RESOLUTION_MS = 60_000;
+/**
+ * Activity is written at most once per this interval (a tenth of the inactivity limit, at most a
+ * minute), so an admin page's API calls cost no write each and a session in use never times out.
+ */
+export function activityResolutionMs(inactivitySeconds: number): number {
+  return Math.min(60_000, inactivitySeconds * 100);
+}
 
 /** The limits configured for this app. */
 export function sessionLimits(auth: { sessionMaxAgeSeconds: number; sessionInactivitySeconds: number }): SessionLimits {
@@ -100,6 +105,6 @@ export async function authenticate(
     if (session) await deleteSessions(db, user.id, { only: session.id });
     return { ok: false, status: 403, code: 'session_not_found', message: 'Session from session_id claim in JWT does not exist' };
   }
-  if (check.touch) await touchSession(db, session.id, new Date(nowMs).toISOString(), ACTIVITY_RESOLUTION_MS);
+  if (check.touch) await touchSession(db, session.id, new Date(nowMs).toISOString(), activityResolutionMs(check.limits.inactivitySeconds));
   return { ok: true, claims, user, session };
 }

@@ -182,7 +182,8 @@ export class MfaService {
         actorEmail: auth.user.email,
         actorId: auth.user.id,
         ip: client.ip,
-        detail: { factor_id: factor.id, challenge_id: challenge.id },
+        // ASVS 2.8.5: a reused code is told apart from a wrong one in the log.
+        detail: { factor_id: factor.id, challenge_id: challenge.id, reason: step === null ? 'wrong_code' : 'code_reused' },
       });
       throw verificationFailed();
     }

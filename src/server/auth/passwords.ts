@@ -27,7 +27,10 @@ const ARGON2_OPTIONS: Options = {
  * three or four words with a separator pass easily.
  */
 export const PASSWORD_MIN_LENGTH = 12;
-export const PASSWORD_MAX_LENGTH = 256;
+/** ASVS 2.1.2: at least 64 characters allowed, more than 128 refused for a new password. */
+export const PASSWORD_MAX_LENGTH = 128;
+/** A current password is still checked up to this length (the limit before ASVS 2.1.2 was applied). */
+export const STORED_PASSWORD_MAX_LENGTH = 256;
 /** Required zxcvbn score (0 to 4): 4 means an estimated 10^10 guesses or more. */
 export const PASSWORD_MIN_SCORE = 4;
 /**

@@ -10,7 +10,7 @@ import { AuthApiError } from './errors.js';
 import { rateLimitAddress } from '../geolocation/ip.js';
 import { accountLimitKeys, databaseStore, limitKey, retryAfterSeconds, type RateLimitStore, type WindowState } from '../rate-limit/index.js';
 import { refreshChain, type RefreshChain } from './refresh-chain.js';
-import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH, verifyAgainstDummy, verifyPassword } from './passwords.js';
+import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH, STORED_PASSWORD_MAX_LENGTH, verifyAgainstDummy, verifyPassword } from './passwords.js';
 import * as refreshTokens from './refresh-tokens-repository.js';
 import * as sessions from './sessions-repository.js';
 import { listUserFactors } from './factors-repository.js';
@@ -457,7 +457,7 @@ export class AuthService {
       // same_password, which would otherwise tell a session thief whether a guess is the password.
       const current = body.current_password ?? '';
       if (current === '') throw new AuthApiError(400, 'current_password_required', CURRENT_PASSWORD_MESSAGE);
-      if (current.length > PASSWORD_MAX_LENGTH || !(await verifyPassword(auth.user.password_hash, current))) {
+      if (current.length > STORED_PASSWORD_MAX_LENGTH || !(await verifyPassword(auth.user.password_hash, current))) {
         throw new AuthApiError(400, 'current_password_invalid', CURRENT_PASSWORD_MESSAGE);
       }
       if (await verifyPassword(auth.user.password_hash, password)) {
