@@ -11,6 +11,7 @@ import { waitlistRoutes } from './waitlist/routes.js';
 import { adminWaitlistRoutes } from './waitlist/admin-routes.js';
 import { siteRoutes } from './site/routes.js';
 import { authRoutes } from './auth/routes.js';
+import { adminAccountRoutes } from './auth/account-routes.js';
 import { registerAdminGuard } from './auth/require-admin.js';
 import { looseFileWarnings, openSecretBox, type SecretBox } from './auth/secret-box.js';
 import { configureKeyRing } from './auth/keys.js';
@@ -94,6 +95,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(healthRoutes);
   await app.register(waitlistRoutes, { geolocator });
   await app.register(adminWaitlistRoutes);
+  await app.register(adminAccountRoutes);
   await app.register(authRoutes, { prefix: '/auth/v1' });
   await app.register(siteRoutes);
   return app;

@@ -297,7 +297,7 @@ test.describe('ending the session', () => {
     await second.goto('/admin');
     await expect(second.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
 
-    await first.getByRole('button', { name: 'Sign Out' }).click();
+    await first.getByRole('button', { name: 'Sign Out', exact: true }).click();
     await expect(first).toHaveURL(/\/auth$/);
     // The spec's toast is a title only: 'Signed out successfully'.
     const signedOut = first.locator('[data-sonner-toast]').filter({ hasText: 'Signed out successfully' });

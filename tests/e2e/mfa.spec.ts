@@ -121,7 +121,7 @@ test.describe('TOTP from the account area of /admin', () => {
   });
 
   test('sign out, then the password and the code at /auth lead to /admin; a wrong code gives a toast', async () => {
-    await page.getByRole('button', { name: 'Sign Out' }).click();
+    await page.getByRole('button', { name: 'Sign Out', exact: true }).click();
     await expect(page).toHaveURL(/\/auth$/);
 
     await signInAtAuthPage(page, admin);
@@ -230,7 +230,7 @@ test.describe('TOTP from the account area of /admin', () => {
     await expect(page.getByText(/^Not set up\./)).toBeVisible();
     await expect(page.getByRole('heading', { level: 3, name: 'Two-factor authentication' })).toBeFocused();
 
-    await page.getByRole('button', { name: 'Sign Out' }).click();
+    await page.getByRole('button', { name: 'Sign Out', exact: true }).click();
     await expect(page).toHaveURL(/\/auth$/);
     await signInAtAuthPage(page, admin);
     await expect(page).toHaveURL(/\/admin$/);
@@ -268,7 +268,7 @@ test.describe('ADMIN_MFA=required (a second server)', () => {
       await expect(page.getByText(`Welcome, ${admin.email}`)).toBeVisible();
       await expect(page.getByRole('heading', { name: 'Waitlist' })).toHaveCount(0);
       await expect(page.getByRole('heading', { name: 'Account' })).toHaveCount(0);
-      await expect(page.getByRole('button', { name: 'Sign Out' })).toBeVisible();
+      await expect(page.getByRole('button', { name: 'Sign Out', exact: true })).toBeVisible();
       await expectNoAxeViolations(page);
       await screenshotView(page, 'admin-mfa-required');
 

@@ -13,6 +13,14 @@ declare module 'fastify' {
      * instance by registerAdminGuard, so any feature can guard its routes without importing auth.
      */
     requireAdmin(request: FastifyRequest): Promise<AdminPrincipal>;
+    /**
+     * Makes every route of this (encapsulated) scope admin-only: the check runs in onRequest, before
+     * the body is read or validated, so an anonymous caller can neither make the server parse
+     * megabytes of JSON nor learn the schema; no answer of the scope, errors included, is cached.
+     */
+    guardAdminScope(): void;
+    /** The admin that guardAdminScope's check let through for this request. */
+    adminOf(request: FastifyRequest): AdminPrincipal;
   }
 }
 
@@ -69,7 +77,30 @@ export async function getAdminPrincipal(request: FastifyRequest): Promise<AdminP
   return 'principal' in outcome ? outcome.principal : null;
 }
 
-/** Decorates `app` (the root instance, before the feature plugins) with `app.requireAdmin(request)`. */
+/** The signed-in admin of each request in a guarded scope. */
+const principals = new WeakMap<FastifyRequest, AdminPrincipal>();
+
+function guardAdminScope(this: FastifyInstance): void {
+  this.addHook('onRequest', async (request, reply) => {
+    // Admin answers hold personal data or account details: never cached.
+    reply.header('cache-control', 'no-store');
+    principals.set(request, await requireAdmin(request));
+  });
+}
+
+function adminOf(request: FastifyRequest): AdminPrincipal {
+  const principal = principals.get(request);
+  // Unreachable in a guarded scope; fail closed if a route outside one asks.
+  if (!principal) throw new HttpError(401, 'unauthorized', 'Sign in as an admin to continue.');
+  return principal;
+}
+
+/**
+ * Decorates `app` (the root instance, before the feature plugins) with `requireAdmin(request)`,
+ * `guardAdminScope()` and `adminOf(request)`, so any feature guards its routes without importing auth.
+ */
 export function registerAdminGuard(app: FastifyInstance): void {
   app.decorate('requireAdmin', requireAdmin);
+  app.decorate('guardAdminScope', guardAdminScope);
+  app.decorate('adminOf', adminOf);
 }

@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Selectable, type Transaction, type Updateable } from 'kysely';
 import { isPostgres } from '../db/database.js';
 import type { AdminSessionsTable, Database } from '../db/schema.js';
+import type { SessionLimits } from './authenticate.js';
 import type { Db } from './users-repository.js';
 
 export type SessionRow = Selectable<AdminSessionsTable>;
@@ -34,6 +35,17 @@ export async function lockSession(trx: Transaction<Database>, id: string): Promi
 
 export async function updateSession(db: Db, id: string, changes: Updateable<AdminSessionsTable>): Promise<void> {
   await db.updateTable('admin_sessions').set(changes).where('id', '=', id).execute();
+}
+
+/**
+ * Signs out those of `ids` that are sessions of this user, except `keep` (the caller's own).
+ * Another user's id or an unknown one is ignored. Returns how many ended.
+ */
+export async function deleteSessionsById(db: Db, userId: string, ids: readonly string[], keep: string): Promise<number> {
+  const lower = [...new Set(ids.map((id) => id.toLowerCase()))].filter((id) => id !== keep);
+  if (lower.length === 0) return 0;
+  const result = await db.deleteFrom('admin_sessions').where('user_id', '=', userId).where('id', 'in', lower).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** Signs sessions of a user out (their refresh tokens go with them: ON DELETE CASCADE). Returns how many. */
@@ -81,4 +93,11 @@ export async function deleteExpiredSessions(db: Db, userId: string | null, start
 /** The user's sessions, newest sign-in first. */
 export function listUserSessions(db: Db, userId: string): Promise<SessionRow[]> {
   return db.selectFrom('admin_sessions').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id').execute();
+}
+
+/** The user's sessions still within `limits` at `now`, newest sign-in first; the ended ones are deleted first. */
+export async function listLiveSessions(db: Db, userId: string, limits: SessionLimits, now = Date.now()): Promise<SessionRow[]> {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  await deleteExpiredSessions(db, userId, iso(now - limits.maxAgeSeconds * 1000), iso(now - limits.inactivitySeconds * 1000));
+  return listUserSessions(db, userId);
 }

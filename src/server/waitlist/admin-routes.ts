@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { auditEmailHash, recordAudit } from '../audit/audit-log.js';
 import { HttpError } from '../http/errors.js';
@@ -15,7 +15,6 @@ import {
   waitlistPageQuerySchema,
   waitlistPageSchema,
 } from '../../shared/admin/waitlist-api.js';
-import type { AdminPrincipal } from '../../shared/auth/admin-principal.js';
 import { CSV_CONTENT_TYPE } from '../../shared/csv.js';
 import { isKnownTimeZone } from '../../shared/waitlist/display.js';
 import { waitlistCsvChunks } from '../../shared/waitlist/csv.js';
@@ -33,16 +32,6 @@ async function startIteration<T>(source: AsyncGenerator<T>): Promise<AsyncGenera
   })();
 }
 
-/** The signed-in admin of each request, set by the scope's onRequest hook. */
-const principals = new WeakMap<FastifyRequest, AdminPrincipal>();
-
-function principalOf(request: FastifyRequest): AdminPrincipal {
-  const principal = principals.get(request);
-  // Unreachable while the hook is in place; fail closed if someone removes it.
-  if (!principal) throw new HttpError(401, 'unauthorized', 'Sign in as an admin to continue.');
-  return principal;
-}
-
 /**
  * The admin waitlist API (contract: src/shared/admin/waitlist-api.ts). Every route in this scope
  * is admin-only: the check runs in onRequest, before the body is read or validated, so an
@@ -52,11 +41,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
   const app = instance.withTypeProvider<ZodTypeProvider>();
   const { db } = app.database;
 
-  app.addHook('onRequest', async (request, reply) => {
-    // Waitlist data is personal data: never cached, including error answers.
-    reply.header('cache-control', 'no-store');
-    principals.set(request, await app.requireAdmin(request));
-  });
+  app.guardAdminScope();
 
   app.get(
     ADMIN_WAITLIST_PATH,
@@ -79,7 +64,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
     ADMIN_DELETE_PATH,
     { bodyLimit: IDS_BODY_LIMIT, schema: { body: deleteRequestSchema, response: { 200: deleteResultSchema } } },
     async (request) => {
-      const admin = principalOf(request);
+      const admin = app.adminOf(request);
       // One transaction: the rows go and the audit record is written together, or neither.
       const deleted = await db.transaction().execute(async (trx) => {
         const rows = await queries.deleteWaitlistEntries(trx, request.body.ids);
@@ -114,7 +99,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
       schema: { body: exportRequestSchema },
     },
     async (request, reply) => {
-      const admin = principalOf(request);
+      const admin = app.adminOf(request);
       const body = request.body;
       const timeZone = body.timeZone ?? 'UTC';
       if (!isKnownTimeZone(timeZone)) {

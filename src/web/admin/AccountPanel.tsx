@@ -5,16 +5,20 @@ import { verifiedTotpFactor } from '../session/mfa.js';
 import { notifyError, notifySuccess } from '../site/toast.js';
 import { ConfirmDialog } from '../ui/ConfirmDialog.js';
 import { buttonStyles } from '../ui/controls.js';
-import { Spinner } from '../ui/Spinner.js';
 import { cardStyles } from '../ui/styles.js';
 import { accountTexts, accountToasts } from './account-copy.js';
+import { CardLoadFailed, CardLoading } from './CardStatus.js';
 import { ChangePasswordForm } from './ChangePasswordForm.js';
+import { SessionsCard } from './SessionsCard.js';
 import { TotpEnrolment } from './TotpEnrolment.js';
 
 const cardHeadingStyles = 'text-lg font-semibold text-white outline-none';
 
-/** The admin's own account, beside the waitlist panel: the second factor and the password. */
-export function AccountPanel({ email }: { email: string }) {
+/**
+ * The admin's own account, beside the waitlist panel: the second factor, the password and the
+ * sessions. `onAccessError` handles the admin API's refusals of the session itself (401, aal).
+ */
+export function AccountPanel({ email, onAccessError }: { email: string; onAccessError: (error: unknown) => boolean }) {
   const headingId = useId();
   return (
     <section aria-labelledby={headingId} className="mt-8">
@@ -29,6 +33,7 @@ export function AccountPanel({ email }: { email: string }) {
           </h3>
           <ChangePasswordForm email={email} />
         </section>
+        <SessionsCard headingClassName={cardHeadingStyles} onAccessError={onAccessError} />
       </div>
     </section>
   );
@@ -126,20 +131,9 @@ function TwoFactorCard() {
         {texts.heading}
       </h3>
       <div className="mt-4">
-        {state.status === 'loading' && (
-          // Named apart from the waitlist's 'Loading' spinner, which tests and screen readers tell apart.
-          <div className="flex justify-center py-6">
-            <Spinner label={texts.loading} className="size-8" />
-          </div>
-        )}
-        {state.status === 'failed' && (
-          <div className="flex flex-wrap items-center gap-3">
-            <p className="text-sm text-slate-300">{texts.loadFailed}</p>
-            <button type="button" className={buttonStyles.secondary} onClick={reload}>
-              {texts.retry}
-            </button>
-          </div>
-        )}
+        {/* Named apart from the waitlist's 'Loading' spinner, which tests and screen readers tell apart. */}
+        {state.status === 'loading' && <CardLoading label={texts.loading} />}
+        {state.status === 'failed' && <CardLoadFailed text={texts.loadFailed} retryLabel={texts.retry} onRetry={reload} />}
         {state.status === 'off' && (
           <div className="space-y-4">
             <p className="text-sm text-slate-300">{texts.off}</p>

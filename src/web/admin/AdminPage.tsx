@@ -127,7 +127,7 @@ function AdminDashboard({ email }: { email: string }) {
         ) : (
           <>
             <WaitlistPanel onAccessError={onAccessError} />
-            <AccountPanel email={email} />
+            <AccountPanel email={email} onAccessError={onAccessError} />
           </>
         )}
       </main>

@@ -27,6 +27,8 @@ const EMPTY: Record<FieldName, string> = { current: '', next: '', confirmation: 
 export function ChangePasswordForm({ email }: { email: string }) {
   const [values, setValues] = useState(EMPTY);
   const [busy, setBusy] = useState(false);
+  /** ASVS 2.1.12: the admin may see what they typed. One toggle shows or hides all three fields. */
+  const [shown, setShown] = useState(false);
   const refs = { current: useRef<HTMLInputElement>(null), next: useRef<HTMLInputElement>(null), confirmation: useRef<HTMLInputElement>(null) };
   /** The field a failed attempt sends focus back to: the current password when that was wrong, else the new one. */
   const [refocusTarget, setRefocusTarget] = useState<'current' | 'next'>('current');
@@ -56,6 +58,7 @@ export function ChangePasswordForm({ email }: { email: string }) {
     } else {
       notifySuccess(accountToasts.passwordChanged);
       setValues(EMPTY);
+      setShown(false);
     }
     setBusy(false);
   }
@@ -69,7 +72,7 @@ export function ChangePasswordForm({ email }: { email: string }) {
           key={name}
           label={label}
           hint={hint}
-          type="password"
+          type={shown ? 'text' : 'password'}
           required
           autoComplete={autoComplete}
           value={values[name]}
@@ -81,10 +84,28 @@ export function ChangePasswordForm({ email }: { email: string }) {
           inputRef={refs[name]}
         />
       ))}
-      <button type="submit" className={buttonStyles.primary} disabled={busy}>
-        {busy && <SpinnerIcon />}
-        {busy ? texts.busy : texts.submit}
-      </button>
+      <div className="flex flex-wrap items-center gap-3">
+        <button type="submit" className={buttonStyles.primary} disabled={busy}>
+          {busy && <SpinnerIcon />}
+          {busy ? texts.busy : texts.submit}
+        </button>
+        <button type="button" className={buttonStyles.secondary} aria-pressed={shown} onClick={() => setShown((value) => !value)}>
+          <EyeIcon crossed={shown} />
+          {/* A toggle keeps its name; aria-pressed says whether the passwords show (WAI-ARIA APG). */}
+          {texts.show}
+        </button>
+      </div>
     </form>
+  );
+}
+
+/** A decorative eye (struck through while the passwords show); the button's text names the action. */
+function EyeIcon({ crossed }: { crossed: boolean }) {
+  return (
+    <svg aria-hidden="true" viewBox="0 0 24 24" className="size-4" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round">
+      <path d="M2 12s3.6-7 10-7 10 7 10 7-3.6 7-10 7S2 12 2 12Z" />
+      <circle cx="12" cy="12" r="3" />
+      {crossed && <path d="M3 3l18 18" />}
+    </svg>
   );
 }

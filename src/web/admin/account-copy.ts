@@ -40,6 +40,24 @@ export const accountTexts = {
     hint: 'At least 12 characters; not a common or easily guessed password. Your other sessions are signed out.',
     submit: 'Change password',
     busy: 'Changing...',
+    show: 'Show passwords',
+  },
+  sessions: {
+    heading: 'Sessions',
+    intro: 'Where this admin account is signed in. Sign out any session you do not recognise.',
+    loading: 'Checking your sessions',
+    loadFailed: 'Your sessions could not be loaded.',
+    retry: 'Try again',
+    thisDevice: 'This device',
+    signedIn: 'Signed in',
+    lastActive: 'Last active',
+    ip: 'IP address',
+    unknownIp: 'Unknown',
+    signOut: 'Sign out',
+    signOutLabel: (device: string, signedIn: string) => `Sign out ${device}, signed in ${signedIn}`,
+    signOutOthers: 'Sign out all other sessions',
+    signingOut: 'Signing out...',
+    onlyThis: 'No other sessions: this is the only device signed in.',
   },
 } as const;
 
@@ -54,5 +72,9 @@ export const accountToasts = {
   },
   removed: { title: 'Two-factor authentication removed', description: 'Signing in needs only your password now.' },
   passwordMismatch: { title: 'Error', description: 'The new password and its confirmation do not match.' },
+  sessionsRevoked: (count: number): ToastText => ({
+    title: count === 1 ? 'Session signed out' : 'Sessions signed out',
+    description: count === 0 ? 'Those sessions had already ended.' : `${count} session${count === 1 ? '' : 's'} signed out.`,
+  }),
   passwordChanged: { title: 'Password changed', description: 'Your other sessions have been signed out.' },
 } as const;

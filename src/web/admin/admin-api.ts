@@ -11,6 +11,14 @@ import {
   type WaitlistPage,
   type WaitlistPageQuery,
 } from '../../shared/admin/waitlist-api.js';
+import {
+  ADMIN_SESSIONS_PATH,
+  ADMIN_SESSIONS_REVOKE_PATH,
+  revokeResultSchema,
+  sessionListSchema,
+  type AdminSession,
+  type RevokeSessionsRequest,
+} from '../../shared/admin/sessions-api.js';
 import { getAuthClient } from '../session/auth-client.js';
 
 // The page's Content-Security-Policy forbids eval: zod must not even probe for it.
@@ -112,6 +120,18 @@ export async function fetchWaitlistPage(limit: number, cursor: string | null, si
 export async function deleteWaitlistEntries(ids: string[]): Promise<DeleteResult> {
   const response = await postJson(ADMIN_DELETE_PATH, { ids } satisfies DeleteRequest);
   return readJson(response, deleteResultSchema);
+}
+
+/** The signed-in admin's own live sessions, newest sign-in first. */
+export async function fetchAdminSessions(signal?: AbortSignal): Promise<AdminSession[]> {
+  const response = await request(ADMIN_SESSIONS_PATH, { signal });
+  return (await readJson(response, sessionListSchema)).sessions;
+}
+
+/** Signs out the named sessions or all the others; returns how many ended. */
+export async function revokeAdminSessions(which: RevokeSessionsRequest): Promise<number> {
+  const response = await postJson(ADMIN_SESSIONS_REVOKE_PATH, which);
+  return (await readJson(response, revokeResultSchema)).revoked;
 }
 
 export interface ExportedFile {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { recordAudit } from '../../audit/audit-log.js';
 import { findAdminId } from '../../auth/admins.js';
 import { sessionLimits, type SessionLimits } from '../../auth/authenticate.js';
-import { deleteExpiredSessions, deleteSessions, listUserSessions } from '../../auth/sessions-repository.js';
+import { deleteSessions, listLiveSessions } from '../../auth/sessions-repository.js';
 import { loadConfig } from '../../config.js';
 import { toIsoTimestamp } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
@@ -35,10 +35,7 @@ async function adminIdOf(db: Kysely<Database>, email: string): Promise<string> {
 
 /** The admin's sessions, newest sign-in first; sessions past `limits` are deleted first, as the server would. */
 export async function listAdminSessions(db: Kysely<Database>, email: string, limits: SessionLimits, now = Date.now()): Promise<SessionSummary[]> {
-  const id = await adminIdOf(db, email);
-  const iso = (ms: number) => new Date(ms).toISOString();
-  await deleteExpiredSessions(db, id, iso(now - limits.maxAgeSeconds * 1000), iso(now - limits.inactivitySeconds * 1000));
-  const rows = await listUserSessions(db, id);
+  const rows = await listLiveSessions(db, await adminIdOf(db, email), limits, now);
   return rows.map((row) => ({
     id: row.id,
     createdAt: toIsoTimestamp(row.created_at),
