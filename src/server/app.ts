@@ -17,6 +17,7 @@ import { looseFileWarnings, openSecretBox, type SecretBox } from './auth/secret-
 import { configureKeyRing } from './auth/keys.js';
 import { startAuditRetention } from './audit/audit-log.js';
 import { createRateLimitStores, type RateLimitStores } from './rate-limit/index.js';
+import { registerMail, type MailWorkerOverrides } from './mail/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -33,6 +34,8 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
   /** Replace the geolocation source (tests use a fixed table instead of the MMDB files). */
   geolocator?: Geolocator;
+  /** Outbox worker settings (tests inject the clock and the backoff); used only when SMTP_URL is set. */
+  mailWorker?: MailWorkerOverrides;
 }
 
 /** Fastify's types lack the hop-count form, so a count becomes the equivalent function. */
@@ -83,6 +86,9 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   const rateLimits = await createRateLimitStores(config, database, app.log);
   app.decorate('rateLimits', rateLimits);
   app.addHook('onClose', async () => rateLimits.close());
+
+  // E-mail (src/server/mail): without SMTP_URL, app.mail.enabled is false and no worker runs.
+  registerMail(app, config.mail, options.mailWorker);
 
   const geolocator = options.geolocator ?? (await createGeolocator(config.geolocation, app.log));
 

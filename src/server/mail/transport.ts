@@ -1,0 +1,50 @@
+import nodemailer, { type Transporter } from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
+import type { MailConfig } from '../config.js';
+
+export type MailTransport = Transporter<SMTPTransport.SentMessageInfo, SMTPTransport.Options>;
+
+/** Seconds before an unanswered connection, greeting or socket is given up (then retried later). */
+const TIMEOUTS = { connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000 };
+
+/** One SMTP transport for the configured server (SMTP_URL), DKIM-signing when a key is configured. */
+export function createMailTransport(mail: Pick<MailConfig, 'smtpUrl' | 'dkim'>): MailTransport {
+  const options: SMTPTransport.Options = { url: mail.smtpUrl, ...TIMEOUTS };
+  if (mail.dkim) options.dkim = { ...mail.dkim };
+  return nodemailer.createTransport(options);
+}
+
+/** Errors of a connection that did not happen or broke: worth another try later. */
+const TEMPORARY_CODES = new Set([
+  'ECONNECTION',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ESOCKET',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EDNS',
+  'ETLS',
+  'EPROTOCOL',
+]);
+
+/**
+ * Temporary or permanent, as RFC 5321 says: a 4xx reply and a connection problem (refused, timed
+ * out, reset) are temporary, a 5xx reply is permanent. Anything else (a message nodemailer cannot
+ * build) would fail the same way again, so it is permanent too.
+ */
+export function classifySendError(err: unknown): 'temporary' | 'permanent' {
+  const { responseCode, code } = (err ?? {}) as { responseCode?: unknown; code?: unknown };
+  if (typeof responseCode === 'number') return responseCode >= 400 && responseCode < 500 ? 'temporary' : 'permanent';
+  return typeof code === 'string' && TEMPORARY_CODES.has(code) ? 'temporary' : 'permanent';
+}
+
+/** What the server said (or what went wrong), one line, for last_error and the CLI. */
+export function describeSendError(err: unknown): string {
+  const { response, code, message } = (err ?? {}) as { response?: unknown; code?: unknown; message?: unknown };
+  const text = typeof response === 'string' && response !== '' ? response : typeof message === 'string' ? message : String(err);
+  const line = text.replace(/\s+/g, ' ').trim();
+  return (typeof code === 'string' && !line.includes(code) ? `${code}: ${line}` : line).slice(0, 1000);
+}

@@ -1,0 +1,162 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { claimDueMail, failExhaustedLeases, markFailed, markRetry, markSent, onEnqueue, releaseClaimed, renewLease, type OutboxRow } from './outbox.js';
+import { classifySendError, describeSendError, type MailTransport } from './transport.js';
+
+/** Delay before attempt `attempts + 1`: 30 s × 2^(attempts − 1), at most an hour, with jitter (half to all of it). */
+export function defaultBackoffMs(attempts: number, random: () => number = Math.random): number {
+  const full = Math.min(3_600_000, 30_000 * 2 ** Math.max(0, attempts - 1));
+  return Math.round(full * (0.5 + random() * 0.5));
+}
+
+export interface MailWorkerLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface MailWorkerOptions {
+  db: Kysely<Database>;
+  transport: MailTransport;
+  /** The From header (MAIL_FROM). */
+  from: string;
+  maxAttempts: number;
+  log: MailWorkerLog;
+  /** Time between polls when nothing wakes the worker. */
+  pollIntervalMs?: number;
+  /** How long a claim lasts; longer than any send can take (nodemailer gives up after its socket timeout). */
+  leaseMs?: number;
+  /** Rows claimed per pass (then sent one after another). */
+  batchSize?: number;
+  /** The clock (tests move it instead of waiting). */
+  now?: () => Date;
+  /** Delay before the next attempt after `attempts` failed ones. */
+  backoffMs?: (attempts: number) => number;
+}
+
+export interface MailWorker {
+  /** Polls every pollIntervalMs and whenever this process enqueues a message. */
+  start(): void;
+  /** One pass now (after any pass under way): claims due rows and sends them; resolves to how many were claimed. */
+  runOnce(): Promise<number>;
+  /** Stops polling, lets the message being sent finish, puts the rest of its claim back in the queue. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The outbox's sender, inside the server process (started by buildApp when SMTP_URL is set).
+ * Passes never overlap within one worker; several workers (instances) share the table safely
+ * because each pass claims its rows with a lease first (outbox.ts).
+ */
+export function createMailWorker(options: MailWorkerOptions): MailWorker {
+  const { db, transport, from, maxAttempts, log } = options;
+  const pollIntervalMs = options.pollIntervalMs ?? 5_000;
+  const leaseMs = options.leaseMs ?? 5 * 60_000;
+  const batchSize = options.batchSize ?? 10;
+  const now = options.now ?? (() => new Date());
+  const backoffMs = options.backoffMs ?? ((attempts: number) => defaultBackoffMs(attempts));
+
+  let stopping = false;
+  let timer: NodeJS.Timeout | null = null;
+  let unsubscribe: (() => void) | null = null;
+  /** The pass under way (or the last one); the next one starts after it. */
+  let chain: Promise<number> = Promise.resolve(0);
+  let wakePending = false;
+
+  async function send(row: OutboxRow): Promise<void> {
+    try {
+      await transport.sendMail({
+        from,
+        to: row.to,
+        subject: row.subject,
+        text: row.text,
+        ...(row.html === null ? {} : { html: row.html }),
+        headers: row.headers,
+        messageId: row.messageId,
+      });
+    } catch (err) {
+      const error = describeSendError(err);
+      if (classifySendError(err) === 'permanent' || row.attempts >= maxAttempts) {
+        await markFailed(db, row.id, error);
+        log.warn({ id: row.id, kind: row.kind, attempts: row.attempts, error }, 'mail: failed, not retrying');
+      } else {
+        const retryAt = new Date(now().getTime() + backoffMs(row.attempts));
+        await markRetry(db, row.id, retryAt, error);
+        log.info({ id: row.id, kind: row.kind, attempts: row.attempts, error, retryAt }, 'mail: temporary failure, will retry');
+      }
+      return;
+    }
+    // If this write fails the lease runs out and the message goes again: at least once, never lost.
+    await markSent(db, row.id, now());
+    log.info({ id: row.id, kind: row.kind, attempts: row.attempts }, 'mail: sent');
+  }
+
+  async function pass(): Promise<number> {
+    if (stopping) return 0;
+    await failExhaustedLeases(db, now(), maxAttempts);
+    const claimedAt = now().getTime();
+    const rows = await claimDueMail(db, { now: new Date(claimedAt), leaseMs, limit: batchSize, maxAttempts });
+    for (let i = 0; i < rows.length; i++) {
+      if (stopping) {
+        await releaseClaimed(db, rows.slice(i).map((r) => r.id));
+        break;
+      }
+      const row = rows[i]!;
+      // A slow server can use up the batch's lease: past half of it, renew before each send (or skip
+      // a row another worker has taken meanwhile).
+      if (now().getTime() - claimedAt > leaseMs / 2 && !(await renewLease(db, row, new Date(now().getTime() + leaseMs)))) continue;
+      await send(row);
+    }
+    return rows.length;
+  }
+
+  function runOnce(): Promise<number> {
+    const next = chain.catch(() => 0).then(pass);
+    chain = next.catch((err: unknown) => {
+      log.error({ err }, 'mail: outbox pass failed');
+      return 0;
+    });
+    return next;
+  }
+
+  /** A background pass; its errors are logged (by the chain), never thrown. */
+  function tick(): void {
+    if (stopping) return;
+    void runOnce().then(
+      (claimed) => {
+        // A full batch means more may be due: go on without waiting for the timer.
+        if (claimed >= batchSize) tick();
+      },
+      () => undefined,
+    );
+  }
+
+  function wake(): void {
+    if (stopping || wakePending) return;
+    wakePending = true;
+    setImmediate(() => {
+      wakePending = false;
+      tick();
+    });
+  }
+
+  return {
+    start() {
+      if (timer || stopping) return;
+      unsubscribe = onEnqueue(wake);
+      timer = setInterval(tick, pollIntervalMs);
+      timer.unref();
+      tick();
+    },
+    runOnce,
+    async stop() {
+      stopping = true;
+      if (timer) clearInterval(timer);
+      timer = null;
+      unsubscribe?.();
+      unsubscribe = null;
+      await chain;
+      transport.close();
+    },
+  };
+}
