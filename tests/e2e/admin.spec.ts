@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { Page, Route } from '@playwright/test';
 import { E2E_ADMIN } from '../../playwright.config.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { AUTH_STORAGE_KEY } from '../../src/web/session/auth-client.js';
 import { expect, test } from './fixtures.js';
+import { expectNoAxeViolations } from './mfa-helpers.js';
 
 /**
  * The admin login (/auth) and the admin panel (/admin) against the real server (auth service, admin
@@ -21,11 +21,6 @@ const uniqueEmail = (label: string) => `${label}-${Date.now()}-${Math.random().t
 async function expectToast(page: Page, title: string, description: string) {
   const toast = page.locator('[data-sonner-toast]').filter({ hasText: title }).filter({ hasText: description });
   await expect(toast.first()).toBeVisible();
-}
-
-async function expectNoAxeViolations(page: Page) {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  expect(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
 }
 
 type MockEntry = WaitlistEntry;

@@ -108,7 +108,15 @@ export async function expectToast(page: Page, title: string, description?: strin
   await expect(toast.first()).toBeVisible();
 }
 
+/**
+ * axe on the page once every finite animation has ended: a toast sliding in or fading behind a
+ * newer one is otherwise measured half-transparent, a colour-contrast failure of the moment.
+ * Spinners (infinite animations) are left running.
+ */
 export async function expectNoAxeViolations(page: Page) {
+  await page.waitForFunction(() =>
+    document.getAnimations().every((animation) => animation.effect?.getTiming().iterations === Infinity || animation.playState !== 'running'),
+  );
   const { violations } = await new AxeBuilder({ page }).analyze();
   expect(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
 }
