@@ -41,8 +41,10 @@ export default defineConfig({
       E2E_DATA_DIR,
       E2E_ADMIN_EMAIL: E2E_ADMIN.email,
       E2E_ADMIN_PASSWORD: E2E_ADMIN.password,
-      // The suite signs up many times from one address; the limit itself is covered by integration tests.
+      // The suite signs up and signs in many times from one address; the limits themselves are
+      // covered by integration tests.
       SIGNUP_RATE_LIMIT_MAX: '10000',
+      AUTH_IP_MAX_ATTEMPTS: '10000',
     },
   },
 });
