@@ -2,7 +2,7 @@ import type { AppConfig } from '../config.js';
 import { createHttpSource } from './http.js';
 import { isPublicIp, normalizeIp } from './ip.js';
 import type { GeoLocation, GeoLogger } from './location.js';
-import { openMmdbSource } from './mmdb.js';
+import { openMmdbSource, type MmdbOptions } from './mmdb.js';
 
 export type { GeoLocation, GeoLogger } from './location.js';
 
@@ -15,10 +15,11 @@ export interface Geolocator {
  * The configured geolocator: the HTTP service first when GEOLOCATION_URL is set, then the MMDB
  * files. Private, loopback and other non-public addresses are never looked up (and never sent to a
  * third party). Lookup never throws: every failure is logged and ends in null.
- * MMDB files are opened here, once; missing files are a warning, not a crash.
+ * MMDB files are opened here, once; missing files are a warning, not a crash. Each is read through
+ * a lookup index on disk (built on first use), not held in memory: see mmdb.ts.
  */
-export async function createGeolocator(config: AppConfig['geolocation'], logger: GeoLogger): Promise<Geolocator> {
-  const mmdb = await openMmdbSource(config.mmdbPaths, logger);
+export async function createGeolocator(config: AppConfig['geolocation'], logger: GeoLogger, options: MmdbOptions = {}): Promise<Geolocator> {
+  const mmdb = await openMmdbSource(config.mmdbPaths, logger, options);
   const http = config.httpUrl ? createHttpSource(config.httpUrl, config.httpTimeoutMs) : null;
   if (!mmdb && !http) logger.warn({}, 'geolocation: no MMDB file and no GEOLOCATION_URL; locations will be empty');
 

@@ -25,17 +25,26 @@ export function cleanPlaceName(value: unknown): string | null {
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region', fallback: 'none' });
 
+// Intl.DisplayNames takes microseconds per call; there are only 676 codes.
+const countryNames = new Map<string, string | null>();
+
 /** English country name for an ISO 3166-1 alpha-2 code ('GB' -> 'United Kingdom'); null if unknown. */
 export function countryNameFromCode(code: unknown): string | null {
   if (typeof code !== 'string' || !/^[A-Za-z]{2}$/.test(code.trim())) return null;
   const upper = code.trim().toUpperCase();
-  if (upper === 'ZZ') return null;
-  try {
-    const name = regionNames.of(upper);
-    return name && name !== upper ? name : null;
-  } catch {
-    return null;
+  const known = countryNames.get(upper);
+  if (known !== undefined) return known;
+  let name: string | null = null;
+  if (upper !== 'ZZ') {
+    try {
+      const found = regionNames.of(upper);
+      name = found && found !== upper ? found : null;
+    } catch {
+      name = null;
+    }
   }
+  countryNames.set(upper, name);
+  return name;
 }
 
 /** A location with at least one known part, or null. */
