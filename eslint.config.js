@@ -16,7 +16,11 @@ const otherFeatures = (name) => FEATURES.filter((other) => other !== name);
 const limit = (folders, message) => ({ regex: `^(\\.\\./)+(${folders.join('|')})/`, message });
 const NOT_SERVER = limit(['server'], 'The web app never imports server code: share it through src/shared.');
 const NOT_WEB = limit(['web'], 'The server never imports web code: share it through src/shared.');
-const boundary = (files, ...limits) => ({ files, rules: { 'no-restricted-imports': ['error', { patterns: limits }] } });
+/** Packages kept out on purpose, wherever the import is. */
+const RESTRICTED_PACKAGES = [
+  { name: 'react-router', message: 'The site routes with src/web/site/router.tsx (Link, useNavigate, useLocation): react-router was 12 KB of the landing page.' },
+];
+const boundary = (files, ...limits) => ({ files, rules: { 'no-restricted-imports': ['error', { paths: RESTRICTED_PACKAGES, patterns: limits }] } });
 
 const importBoundaries = [
   boundary(['src/shared/**'], limit(['server', 'web'], 'src/shared is imported by the server and the web app, never the other way round.')),

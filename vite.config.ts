@@ -12,6 +12,10 @@ export default defineConfig({
     emptyOutDir: true,
     assetsDir: 'assets',
     sourcemap: false,
+    // Records the chunk graph for the page-weight test (scripts/prerender.ts moves it to dist/vite-manifest.json).
+    manifest: true,
+    // Every browser the site supports has modulepreload: no polyfill in the entry.
+    modulePreload: { polyfill: false },
   },
   server: {
     proxy: {
