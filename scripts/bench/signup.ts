@@ -1,127 +1,472 @@
 /**
- * Signup throughput benchmark: starts the production build on a fresh database and drives
- * `POST /api/waitlist` with unique addresses from a pool of keep-alive connections.
+ * Signup benchmark: the production build (`node dist/server/main.js`) against a floor server
+ * (Fastify parsing the JSON, validating the address by JSON schema and answering 201, no database;
+ * floor-server.ts), loaded alternately in one run so that both see the same machine: a warm-up of
+ * each, then rounds of product, floor, product, floor...
  *
- *   npm run bench:signup                           # SQLite
- *   BENCH_DATABASE_URLS="file:,postgres://postgres@127.0.0.1/test" npm run bench:signup   # each, in one run
+ * Every request is a fresh address from its own random public IPv4/IPv6 client address, sent as
+ * X-Forwarded-For to a product started with TRUST_PROXY=1, so the per-IP rate limit and the
+ * geolocation lookup work as in production (the floor ignores the header); the product logs at
+ * its production level (`info`) to /dev/null. The load comes from a separate plain-Node process
+ * writing raw HTTP/1.1 on keep-alive connections (lib/load-generator.ts), one request in flight per
+ * connection. Memory is read from /proc/<pid>/status every 100 ms (VmHWM: the peak over the
+ * process's life, start-up included; VmRSS: the highest seen under load).
  *
- * Options (env): BENCH_SECONDS (10), BENCH_CONNECTIONS (32).
+ * After the run the product is killed (SIGKILL, as a crash) and every address it acknowledged with
+ * 201 must be in the database; the run fails loudly otherwise.
+ *
+ *   npm run build:server && npm run bench:signup
+ *   npm run bench:signup -- --databases sqlite --seconds 5 --rounds 2
+ *   BENCH_DATABASE_URLS=postgres://postgres@127.0.0.1:5432/test npm run bench:signup
+ *   npm run bench:signup -- --profile       # CPU profile of the product under load, by category
+ *
+ * Options (flag, or environment variable):
+ *   --databases / BENCH_DATABASE_URLS   comma-separated: `sqlite` (or `file:`) for a fresh SQLite file,
+ *                                       a postgres:// URL for a scratch database created (and dropped)
+ *                                       on that server. Default: sqlite, plus
+ *                                       postgres://postgres@127.0.0.1:5432/test if it answers.
+ *   --seconds / BENCH_SECONDS (10)      length of each measured phase
+ *   --rounds / BENCH_ROUNDS (3)         product/floor pairs
+ *   --warmup / BENCH_WARMUP_SECONDS (3) warm-up of each server, not counted
+ *   --connections / BENCH_CONNECTIONS (100)
+ *   --ipv6-share / BENCH_IPV6_SHARE (0.3) share of client addresses that are IPv6
+ *   --log-level / BENCH_LOG_LEVEL (info) the product's LOG_LEVEL
+ *   --root / BENCH_ROOT (.)             project root whose dist/server/main.js is run (another build to compare)
+ *   --profile / BENCH_PROFILE=1         profile mode: --cpu-prof, one phase of --profile-seconds (10), no floor;
+ *                                       the .cpuprofile is kept in bench-results/signup-profile/
+ *   --label / BENCH_LABEL               names the build in the header (default: its git commit)
+ *   --json FILE                         also write the results as JSON
+ * Other environment variables reach the product unchanged (REDIS_URL=… benchmarks Redis counters).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { benchNumber } from './lib/addresses.js';
+import { transpileFiles } from './lib/compile.js';
+import { formatSummary, summarizeCpuProfile, type CpuProfile } from './lib/cpu-profile.js';
+import { emptyHistogram, mergeHistograms, quantileMs } from './lib/histogram.js';
+import type { GeneratorMessage, GeneratorReply, PhaseResult } from './lib/load-generator.js';
+import { sqliteCommitRate } from './lib/disk.js';
+import { cpuPressure, cpuSeconds, fileSystemType, machineDescription, memorySampler } from './lib/proc.js';
+import {
+  createScratchPostgres,
+  freePort,
+  postgresAnswers,
+  scratchSqlite,
+  startServer,
+  stopServer,
+  storedAddresses,
+  type ServerProcess,
+} from './lib/servers.js';
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const targets = (process.env.BENCH_DATABASE_URLS ?? 'file:').split(',').map((s) => s.trim()).filter(Boolean);
+const benchDir = path.dirname(fileURLToPath(import.meta.url));
+const projectRoot = path.resolve(benchDir, '../..');
+const DEFAULT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 
-interface Result {
-  database: string;
-  /** Share of one core the server process used during the run (Linux /proc; null elsewhere). */
-  serverCpu: string | null;
-  requests: number;
-  perSecond: number;
-  statuses: Record<number, number>;
-  p50: number;
-  p99: number;
-}
+const { values: flags } = parseArgs({
+  options: {
+    databases: { type: 'string' },
+    seconds: { type: 'string' },
+    rounds: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    'ipv6-share': { type: 'string' },
+    'log-level': { type: 'string' },
+    root: { type: 'string' },
+    profile: { type: 'boolean' },
+    'profile-seconds': { type: 'string' },
+    json: { type: 'string' },
+    label: { type: 'string' },
+  },
+});
+const numberOption = (flag: string | undefined, env: string | undefined, fallback: number) => {
+  const value = Number(flag ?? env ?? fallback);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`not a number: ${flag ?? env}`);
+  return value;
+};
+const options = {
+  seconds: numberOption(flags.seconds, process.env.BENCH_SECONDS, 10),
+  rounds: Math.max(1, Math.round(numberOption(flags.rounds, process.env.BENCH_ROUNDS, 3))),
+  warmup: numberOption(flags.warmup, process.env.BENCH_WARMUP_SECONDS, 3),
+  connections: Math.max(1, Math.round(numberOption(flags.connections, process.env.BENCH_CONNECTIONS, 100))),
+  ipv6Share: numberOption(flags['ipv6-share'], process.env.BENCH_IPV6_SHARE, 0.3),
+  logLevel: flags['log-level'] ?? process.env.BENCH_LOG_LEVEL ?? 'info',
+  root: path.resolve(flags.root ?? process.env.BENCH_ROOT ?? projectRoot),
+  profile: flags.profile ?? ['1', 'true'].includes(process.env.BENCH_PROFILE ?? ''),
+  profileSeconds: numberOption(flags['profile-seconds'], process.env.BENCH_PROFILE_SECONDS, 10),
+  /** Names the build in the header (default: its git commit). */
+  label: flags.label ?? process.env.BENCH_LABEL,
+};
 
-function startServer(databaseUrl: string, port: number): Promise<ChildProcess> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'waitlist-bench-'));
-  const url = databaseUrl === 'file:' ? `file:${path.join(dir, 'bench.db')}` : databaseUrl;
-  const child = spawn(process.execPath, ['dist/server/main.js'], {
-    env: { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SIGNUP_RATE_LIMIT_MAX: '100000000' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + 30_000;
-    const poll = () => {
-      http
-        .get({ host: '127.0.0.1', port, path: '/healthz' }, (res) => {
-          res.resume();
-          if (res.statusCode === 200) resolve(child);
-          else setTimeout(poll, 100);
-        })
-        .on('error', () => (Date.now() > deadline ? reject(new Error('server did not start')) : setTimeout(poll, 100)));
-    };
-    poll();
-  });
-}
-
-/** User + system CPU seconds a process has used so far (Linux only). */
-function cpuSeconds(pid: number | undefined): number | null {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
-
-async function load(port: number, label: string, duration: number, serverPid?: number): Promise<Result> {
-  const cpuBefore = cpuSeconds(serverPid);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-  const latencies: number[] = [];
-  const statuses: Record<number, number> = {};
-  const stopAt = Date.now() + duration * 1000;
-  let counter = 0;
-  const runId = Date.now().toString(36);
-
-  const one = () =>
-    new Promise<void>((resolve) => {
-      const body = JSON.stringify({ email: `bench-${runId}-${counter++}@example.com` });
-      const started = performance.now();
-      const req = http.request(
-        { host: '127.0.0.1', port, path: '/api/waitlist', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          res.resume();
-          res.on('end', () => {
-            latencies.push(performance.now() - started);
-            statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
-            resolve();
-          });
-        },
-      );
-      req.on('error', () => {
-        statuses[0] = (statuses[0] ?? 0) + 1;
-        resolve();
-      });
-      req.end(body);
-    });
-
-  const began = Date.now();
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (Date.now() < stopAt) await one();
-    }),
-  );
-  const elapsed = (Date.now() - began) / 1000;
-  const cpuAfter = cpuSeconds(serverPid);
-  const serverCpu = cpuBefore !== null && cpuAfter !== null ? `${Math.round(((cpuAfter - cpuBefore) / elapsed) * 100)}%` : null;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => Number((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0).toFixed(1));
-  return { database: label, serverCpu, requests: latencies.length, perSecond: Math.round(latencies.length / elapsed), statuses, p50: pct(0.5), p99: pct(0.99) };
-}
-
-if (!fs.existsSync('dist/server/main.js')) {
-  console.error('Run `npm run build` first.');
+const mainJs = path.join(options.root, 'dist/server/main.js');
+if (!fs.existsSync(mainJs)) {
+  console.error(`${mainJs} not found: run \`npm run build\` (or \`npm run build:server\`) first.`);
   process.exit(1);
 }
 
-const results: Result[] = [];
-let port = 4400;
-for (const target of targets) {
-  const server = await startServer(target, ++port);
+// ---- the load generator, a plain-Node child process -------------------------------------------
+
+const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waitlist-bench-'));
+const jsDir = transpileFiles(
+  benchDir,
+  ['floor-server.ts', ...fs.readdirSync(path.join(benchDir, 'lib')).filter((f) => f.endsWith('.ts')).map((f) => `lib/${f}`)],
+  path.join(workDir, 'js'),
+  projectRoot,
+);
+const prefix = `bench${randomBytes(4).toString('hex')}`;
+
+function startGenerator() {
+  const child: ChildProcess = fork(path.join(jsDir, 'lib/load-generator.js'), ['--serve'], {
+    execArgv: [],
+    env: { ...process.env, BENCH_PREFIX: prefix, BENCH_IPV6_SHARE: String(options.ipv6Share) },
+  });
+  let nextId = 0;
+  const waiting = new Map<number, { resolve: (reply: GeneratorReply) => void; reject: (err: Error) => void }>();
+  child.on('message', (reply: GeneratorReply) => {
+    waiting.get(reply.id)?.resolve(reply);
+    waiting.delete(reply.id);
+  });
+  child.on('exit', (code) => {
+    for (const { reject } of waiting.values()) reject(new Error(`load generator exited (${code})`));
+    waiting.clear();
+  });
+  const ask = (message: GeneratorMessage & { id: number }) =>
+    new Promise<GeneratorReply>((resolve, reject) => {
+      waiting.set(message.id, { resolve, reject });
+      child.send(message);
+    });
+  return {
+    pid: child.pid!,
+    async run(port: number, seconds: number, record: boolean): Promise<PhaseResult> {
+      const reply = await ask({ type: 'run', id: nextId++, port, seconds, connections: options.connections, record });
+      if (reply.type !== 'result') throw new Error('unexpected answer from the load generator');
+      return reply.result;
+    },
+    async acks(file: string): Promise<number> {
+      const reply = await ask({ type: 'acks', id: nextId++, file });
+      if (reply.type !== 'acks') throw new Error('unexpected answer from the load generator');
+      return reply.count;
+    },
+    stop() {
+      child.send({ type: 'exit' } satisfies GeneratorMessage);
+    },
+  };
+}
+
+// ---- measuring one phase ----------------------------------------------------------------------
+
+interface Phase extends PhaseResult {
+  /** The loaded server's CPU over the phase, seconds. */
+  serverCpuSeconds: number;
+}
+
+async function phase(generator: ReturnType<typeof startGenerator>, server: ServerProcess, sampler: ReturnType<typeof memorySampler>, seconds: number, record: boolean): Promise<Phase> {
+  sampler.open();
+  const cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
+  const result = await generator.run(server.port, seconds, record);
+  const cpuAfter = cpuSeconds(server.pid) ?? Number.NaN;
+  sampler.close();
+  return { ...result, serverCpuSeconds: cpuAfter - cpuBefore };
+}
+
+interface Row {
+  database: string;
+  server: 'product' | 'floor';
+  signupsPerSecond: number;
+  p50: number;
+  p99: number;
+  peakRssMb: number;
+  loadRssMb: number;
+  serverCpu: number;
+  generatorCpu: number;
+  statuses: Record<string, number>;
+  rounds: Array<{ signupsPerSecond: number; p99: number }>;
+}
+
+function summarize(database: string, server: 'product' | 'floor', phases: Phase[], sampler: ReturnType<typeof memorySampler>): Row {
+  const elapsed = phases.reduce((s, p) => s + p.elapsed, 0);
+  const statuses: Record<string, number> = {};
+  for (const p of phases) for (const [status, n] of Object.entries(p.statuses)) statuses[status] = (statuses[status] ?? 0) + n;
+  const histogram = phases.reduce((h, p) => mergeHistograms(h, p.histogram), emptyHistogram());
+  const rate = (p: { statuses: Record<string, number>; elapsed: number }) => (p.statuses['201'] ?? 0) / p.elapsed;
+  return {
+    database,
+    server,
+    signupsPerSecond: (statuses['201'] ?? 0) / elapsed,
+    p50: quantileMs(histogram, 0.5),
+    p99: quantileMs(histogram, 0.99),
+    peakRssMb: sampler.peak / 2 ** 20,
+    loadRssMb: sampler.underLoad / 2 ** 20,
+    serverCpu: phases.reduce((s, p) => s + p.serverCpuSeconds, 0) / elapsed,
+    generatorCpu: phases.reduce((s, p) => s + p.cpuSeconds, 0) / elapsed,
+    statuses,
+    rounds: phases.map((p) => ({ signupsPerSecond: rate(p), p99: quantileMs(p.histogram, 0.99) })),
+  };
+}
+
+// ---- the product and the floor ----------------------------------------------------------------
+
+interface Target {
+  label: string;
+  databaseUrl: string;
+  cleanup(): Promise<void>;
+}
+
+async function prepareTarget(spec: string): Promise<Target> {
+  if (spec === 'sqlite' || spec === 'file:' || spec === 'sqlite:') {
+    const { url } = scratchSqlite(workDir);
+    return { label: 'sqlite', databaseUrl: url, cleanup: async () => undefined };
+  }
+  if (spec.startsWith('postgres://') || spec.startsWith('postgresql://')) {
+    const scratch = await createScratchPostgres(spec);
+    return { label: 'postgres', databaseUrl: scratch.url, cleanup: () => scratch.drop() };
+  }
+  throw new Error(`unknown database "${spec}": use sqlite or a postgres:// URL`);
+}
+
+function productEnv(databaseUrl: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_ENV: 'production',
+    DATABASE_URL: databaseUrl,
+    HOST: '127.0.0.1',
+    TRUST_PROXY: '1',
+    LOG_LEVEL: options.logLevel,
+    // A key of its own, so the bench never writes secrets/ under the project.
+    AUTH_SECRET_KEY: randomBytes(32).toString('base64'),
+  };
+}
+
+async function startProduct(target: Target, nodeArgs: string[] = []): Promise<ServerProcess> {
+  return startServer({ name: `product (${target.label})`, nodeArgs: [...nodeArgs, mainJs], env: productEnv(target.databaseUrl), port: await freePort(), cwd: options.root });
+}
+
+async function startFloor(): Promise<ServerProcess> {
+  return startServer({ name: 'floor', nodeArgs: [path.join(jsDir, 'floor-server.js')], env: { ...process.env, NODE_ENV: 'production' }, port: await freePort(), cwd: jsDir });
+}
+
+/** Every acknowledged signup must be stored: compares the generator's acks with the table. */
+async function verifyStored(generator: ReturnType<typeof startGenerator>, target: Target): Promise<{ acknowledged: number; stored: number; missing: string[] }> {
+  const file = path.join(workDir, `acks-${target.label}.bin`);
+  const acknowledged = await generator.acks(file);
+  const acks = fs.readFileSync(file);
+  fs.rmSync(file);
+  const stored = new Uint8Array(acks.length);
+  const addresses = await storedAddresses(target.databaseUrl, prefix);
+  for (const email of addresses) {
+    const n = benchNumber(prefix, email);
+    if (n !== null && n < stored.length) stored[n] = 1;
+  }
+  const missing: string[] = [];
+  for (let n = 0; n < acks.length; n++) if (acks[n] && !stored[n]) missing.push(`${prefix}-${n}@example.com`);
+  return { acknowledged, stored: addresses.length, missing };
+}
+
+// ---- the run ----------------------------------------------------------------------------------
+
+function gitDescription(root: string): string {
   try {
-    const label = target === 'file:' ? 'sqlite' : target.replace(/\/\/[^@]*@/, '//');
-    await load(port, label, 2, server.pid); // warm-up, discarded
-    results.push(await load(port, label, seconds, server.pid));
-  } finally {
-    server.kill('SIGTERM');
+    const head = execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['-C', root, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return `${head}${dirty ? ' + uncommitted changes' : ''}`;
+  } catch {
+    return 'not a git checkout';
   }
 }
-console.log(`signup benchmark: ${connections} connections, ${seconds}s per database, ${os.cpus().length} cores`);
-console.table(results.map((r) => ({ ...r, statuses: JSON.stringify(r.statuses) })));
+
+async function databaseSpecs(): Promise<string[]> {
+  const given = flags.databases ?? process.env.BENCH_DATABASE_URLS;
+  if (given) return given.split(',').map((s) => s.trim()).filter(Boolean);
+  if (await postgresAnswers(DEFAULT_POSTGRES)) return ['sqlite', DEFAULT_POSTGRES];
+  console.log(`(PostgreSQL at ${DEFAULT_POSTGRES} did not answer: SQLite only)`);
+  return ['sqlite'];
+}
+
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '-');
+const pct = (share: number) => `${Math.round(share * 100)}%`;
+const otherStatuses = (statuses: Record<string, number>) =>
+  Object.entries(statuses)
+    .filter(([status]) => status !== '201')
+    .map(([status, n]) => `${status === '0' ? 'conn err' : status === '-1' ? 'no answer' : status}: ${n}`)
+    .join(', ') || '-';
+
+function printTable(rows: Row[]): void {
+  const header = ['database', 'server', 'signups/s', 'vs floor', 'p50 ms', 'p99 ms', 'peak RSS MB', 'RSS load MB', 'server CPU', 'gen. CPU', 'non-201'];
+  const lines = rows.map((row) => {
+    const floor = rows.find((r) => r.database === row.database && r.server === 'floor');
+    const ratio = floor ? `${(row.signupsPerSecond / floor.signupsPerSecond).toFixed(2)}×` : '-';
+    return [
+      row.database,
+      row.server,
+      fmt(row.signupsPerSecond),
+      ratio,
+      fmt(row.p50, 1),
+      fmt(row.p99, 1),
+      fmt(row.peakRssMb),
+      fmt(row.loadRssMb),
+      pct(row.serverCpu),
+      pct(row.generatorCpu),
+      otherStatuses(row.statuses),
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i < 2 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const l of lines) console.log(line(l));
+  console.log('');
+  for (const row of rows) {
+    console.log(`  ${row.database} ${row.server} per round: ${row.rounds.map((r) => `${fmt(r.signupsPerSecond)}/s p99 ${fmt(r.p99, 1)} ms`).join(' | ')}`);
+  }
+}
+
+async function benchDatabase(generator: ReturnType<typeof startGenerator>, spec: string): Promise<{ rows: Row[]; failure: string | null }> {
+  const target = await prepareTarget(spec);
+  let product: ServerProcess | undefined;
+  let floor: ServerProcess | undefined;
+  try {
+    product = await startProduct(target);
+    floor = await startFloor();
+    const productMemory = memorySampler(product.pid);
+    const floorMemory = memorySampler(floor.pid);
+    const disk = sqliteCommitRate(workDir);
+    const pressure = cpuPressure();
+    process.stdout.write(
+      `${target.label}: bare better-sqlite3 serial commits (WAL, synchronous=FULL) in the temp dir: ${fmt(disk.perSecond)}/s, ` +
+        `median ${fmt(disk.medianMs, 2)} ms, p99 ${fmt(disk.p99Ms, 2)} ms` +
+        (pressure === null ? '' : `; CPU pressure ${pct(pressure)}`) +
+        '\n',
+    );
+    process.stdout.write(`${target.label}: warm-up`);
+    await phase(generator, product, productMemory, options.warmup, true);
+    await phase(generator, floor, floorMemory, options.warmup, false);
+    const productPhases: Phase[] = [];
+    const floorPhases: Phase[] = [];
+    for (let round = 1; round <= options.rounds; round++) {
+      process.stdout.write(`, round ${round}`);
+      productPhases.push(await phase(generator, product, productMemory, options.seconds, true));
+      floorPhases.push(await phase(generator, floor, floorMemory, options.seconds, false));
+    }
+    process.stdout.write(pressure === null ? '\n' : `; CPU pressure meanwhile ${pct(cpuPressure() ?? 0)}\n`);
+    const rows = [summarize(target.label, 'product', productPhases, productMemory), summarize(target.label, 'floor', floorPhases, floorMemory)];
+    productMemory.stop();
+    floorMemory.stop();
+
+    // A crash, not a shutdown: whatever was acknowledged must already be in the database.
+    await stopServer(product, 'SIGKILL');
+    await stopServer(floor, 'SIGTERM');
+    const check = await verifyStored(generator, target);
+    let failure: string | null = null;
+    if (check.missing.length > 0) {
+      failure =
+        `${target.label}: ${check.missing.length} of ${check.acknowledged} acknowledged signups are NOT in the database after SIGKILL, e.g. ` +
+        check.missing.slice(0, 5).join(', ');
+    } else {
+      console.log(`${target.label}: all ${fmt(check.acknowledged)} acknowledged signups are stored (${fmt(check.stored)} rows of this run after SIGKILL)`);
+    }
+    return { rows, failure };
+  } finally {
+    if (product) await stopServer(product, 'SIGKILL');
+    if (floor) await stopServer(floor, 'SIGKILL');
+    await target.cleanup();
+  }
+}
+
+async function profileDatabase(generator: ReturnType<typeof startGenerator>, spec: string): Promise<{ text: string; failure: string | null }> {
+  const target = await prepareTarget(spec);
+  const profileDir = path.join(workDir, `profile-${target.label}`);
+  let product: ServerProcess | undefined;
+  try {
+    product = await startProduct(target, ['--cpu-prof', '--cpu-prof-dir', profileDir]);
+    const memory = memorySampler(product.pid);
+    process.stdout.write(`${target.label}: warm-up ${options.warmup} s, profiled load ${options.profileSeconds} s\n`);
+    await phase(generator, product, memory, options.warmup, true);
+    const from = Number(process.hrtime.bigint() / 1000n);
+    const measured = await phase(generator, product, memory, options.profileSeconds, true);
+    const to = Number(process.hrtime.bigint() / 1000n);
+    memory.stop();
+    // SIGTERM: the server shuts down cleanly and Node writes the profile on exit.
+    await stopServer(product, 'SIGTERM');
+    const file = fs.readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+    if (!file) throw new Error(`no .cpuprofile written in ${profileDir}:\n${product.stderr()}`);
+    const keptDir = path.join(projectRoot, 'bench-results/signup-profile');
+    fs.mkdirSync(keptDir, { recursive: true });
+    const kept = path.join(keptDir, `${target.label}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`);
+    fs.copyFileSync(path.join(profileDir, file), kept);
+
+    const signups = measured.statuses['201'] ?? 0;
+    const profile = JSON.parse(fs.readFileSync(kept, 'utf8')) as CpuProfile;
+    const summary = summarizeCpuProfile(profile, { from, to, sqlite: target.label === 'sqlite' });
+    const text = [
+      `== ${target.label}: ${fmt(signups / measured.elapsed)} signups/s while profiled (--cpu-prof slows it down), ` +
+        `server CPU ${pct(measured.serverCpuSeconds / measured.elapsed)} of a core (/proc: all threads), ` +
+        `${fmt((measured.serverCpuSeconds / Math.max(1, signups)) * 1e6, 1)} µs CPU per signup; generator ${pct(measured.cpuSeconds / measured.elapsed)}`,
+      formatSummary(summary, signups),
+      `profile: ${path.relative(process.cwd(), kept)} (again: npx tsx scripts/bench/lib/cpu-profile.ts FILE --from ${from} --to ${to} --signups ${signups}${target.label === 'sqlite' ? ' --sqlite' : ''})`,
+    ].join('\n');
+
+    const check = await verifyStored(generator, target);
+    const failure = check.missing.length > 0 ? `${target.label}: ${check.missing.length} acknowledged signups are not stored, e.g. ${check.missing.slice(0, 5).join(', ')}` : null;
+    return { text, failure };
+  } finally {
+    if (product) await stopServer(product, 'SIGKILL');
+    await target.cleanup();
+  }
+}
+
+const specs = await databaseSpecs();
+const generator = startGenerator();
+console.log(
+  [
+    `signup benchmark${options.profile ? ' (profile mode)' : ''}`,
+    machineDescription(),
+    `product: node ${mainJs.startsWith(process.cwd() + path.sep) ? path.relative(process.cwd(), mainJs) : mainJs} (${options.label ?? gitDescription(options.root)}), TRUST_PROXY=1, LOG_LEVEL=${options.logLevel} (to /dev/null)`,
+    `SQLite files in ${workDir} (${fileSystemType(workDir) ?? 'unknown file system'})`,
+    `load: ${options.connections} keep-alive connections, one request in flight each, a fresh address and a random public client IP per request (${pct(options.ipv6Share)} IPv6)`,
+    options.profile
+      ? `phases: warm-up ${options.warmup} s, then ${options.profileSeconds} s profiled`
+      : `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, floor ${options.seconds} s)`,
+    'CPU columns are shares of one core (the machine has ' + os.cpus().length + '); the generator shares the cores with the server.',
+    '',
+  ].join('\n'),
+);
+
+/** The temporary directory goes, its node_modules link first (removed as a link, never followed). */
+function removeWorkDir(): void {
+  fs.rmSync(path.join(jsDir, 'node_modules'), { force: true });
+  fs.rmSync(workDir, { recursive: true, force: true });
+}
+
+const failures: string[] = [];
+const rows: Row[] = [];
+const profiles: string[] = [];
+try {
+  for (const spec of specs) {
+    if (options.profile) {
+      const { text, failure } = await profileDatabase(generator, spec);
+      profiles.push(text);
+      if (failure) failures.push(failure);
+    } else {
+      const result = await benchDatabase(generator, spec);
+      rows.push(...result.rows);
+      if (result.failure) failures.push(result.failure);
+    }
+  }
+} finally {
+  generator.stop();
+  removeWorkDir();
+}
+
+console.log('');
+if (options.profile) console.log(profiles.join('\n\n'));
+else printTable(rows);
+if (flags.json) fs.writeFileSync(flags.json, JSON.stringify({ options, machine: machineDescription(), rows, profiles }, null, 2));
+
+if (failures.length > 0) {
+  console.error(`\nFAILED: acknowledged signups missing from the database\n${failures.map((f) => `  ${f}`).join('\n')}`);
+  process.exit(1);
+}

@@ -1,0 +1,224 @@
+/**
+ * The signup benchmark's load generator, run as its own Node process (forked by signup.ts with an
+ * IPC channel) so that its CPU can be measured apart from the servers'. Closed loop: every
+ * keep-alive connection sends one `POST /api/waitlist` and sends the next when the answer is in.
+ * Requests are written as raw HTTP/1.1 text on plain sockets and answers are read only as far as
+ * the status and the length: an HTTP client library would cost the shared cores more than the
+ * servers being measured.
+ *
+ * Messages in: `{ type: 'run', id, port, seconds, connections, record }`, `{ type: 'acks', id, file }`,
+ * `{ type: 'exit' }`. Out: `{ type: 'result', id, result: PhaseResult }`, `{ type: 'acks', id, count }`.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import { benchEmail, randomClientIp } from './addresses.js';
+import { bucketOf, emptyHistogram } from './histogram.js';
+
+export interface GeneratorOptions {
+  /** E-mail prefix of this run (letters and digits). */
+  prefix: string;
+  ipv6Share: number;
+}
+
+export interface RunCommand {
+  type: 'run';
+  id: number;
+  port: number;
+  seconds: number;
+  connections: number;
+  /** Remember which signups were acknowledged (201), for the check against the database. */
+  record: boolean;
+}
+
+export interface PhaseResult {
+  /** Wall time from the first request to the last answer, seconds. */
+  elapsed: number;
+  /** Answers by status; 0 counts connection errors, -1 answers still missing at the end. */
+  statuses: Record<string, number>;
+  /** Latency histogram of every answer (see histogram.ts). */
+  histogram: number[];
+  /** The generator's own CPU time over the phase, seconds (user + system). */
+  cpuSeconds: number;
+  /** Signup numbers sent in this phase: [first, next). */
+  numbers: [number, number];
+}
+
+export type GeneratorMessage = RunCommand | { type: 'acks'; id: number; file: string } | { type: 'exit' };
+export type GeneratorReply = { type: 'result'; id: number; result: PhaseResult } | { type: 'acks'; id: number; count: number };
+
+const HOST = '127.0.0.1';
+/** How long the phase waits at its end for answers still in flight before giving them up. */
+const DRAIN_MS = 30_000;
+const HEADER_END = Buffer.from('\r\n\r\n');
+const CHUNKED_END = Buffer.from('\r\n0\r\n\r\n');
+
+export function createGenerator(options: GeneratorOptions) {
+  let next = 0;
+  let acks = new Uint8Array(1 << 16);
+
+  function markAck(n: number): void {
+    if (n >= acks.length) {
+      let size = acks.length;
+      while (size <= n) size *= 2;
+      const grown = new Uint8Array(size);
+      grown.set(acks);
+      acks = grown;
+    }
+    acks[n] = 1;
+  }
+
+  /**
+   * Writes the acknowledged numbers as a bitmap of bytes (index = signup number), returns their
+   * count and forgets them: the next database starts with none.
+   */
+  function writeAcks(file: string): number {
+    const used = acks.subarray(0, next);
+    fs.writeFileSync(file, used);
+    let count = 0;
+    for (let i = 0; i < used.length; i++) count += used[i]!;
+    used.fill(0);
+    return count;
+  }
+
+  function run(command: RunCommand): Promise<PhaseResult> {
+    const { port, seconds, connections, record } = command;
+    const histogram = emptyHistogram();
+    const statuses: Record<string, number> = {};
+    const count = (status: number) => (statuses[status] = (statuses[status] ?? 0) + 1);
+    const head = `POST /api/waitlist HTTP/1.1\r\nHost: ${HOST}:${port}\r\nContent-Type: application/json\r\nAccept: application/json\r\n`;
+    const firstNumber = next;
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    const stopAt = started + seconds * 1000;
+    let lastAnswer = started;
+
+    return new Promise((resolve) => {
+      let open = connections;
+      let finished = false;
+      /** Each live connection, with what gives up its answer in flight at the end. */
+      const live = new Map<net.Socket, () => void>();
+
+      const finish = () => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(endTimer);
+        clearTimeout(drainTimer);
+        for (const [socket, abandon] of live) {
+          abandon();
+          socket.destroy();
+        }
+        live.clear();
+        const cpu = process.cpuUsage(cpuBefore);
+        resolve({
+          elapsed: (lastAnswer - started) / 1000,
+          statuses,
+          histogram,
+          cpuSeconds: (cpu.user + cpu.system) / 1e6,
+          numbers: [firstNumber, next],
+        });
+      };
+      const connectionDone = () => {
+        open -= 1;
+        if (open === 0) finish();
+      };
+      // Answers still missing this long after the end are counted as such (-1), not waited for.
+      let drainTimer: NodeJS.Timeout | undefined;
+      const endTimer = setTimeout(() => (drainTimer = setTimeout(finish, DRAIN_MS)), seconds * 1000);
+
+      const connect = () => {
+        let pending: Buffer | null = null;
+        let inFlight: { n: number; sentAt: number } | null = null;
+        let closed = false;
+        const socket = net.connect({ host: HOST, port, noDelay: true });
+        const close = () => {
+          closed = true;
+          live.delete(socket);
+          socket.destroy();
+        };
+        live.set(socket, () => {
+          closed = true;
+          if (inFlight) count(-1);
+          inFlight = null;
+        });
+
+        const send = () => {
+          const n = next++;
+          const body = `{"email":"${benchEmail(options.prefix, n)}"}`;
+          inFlight = { n, sentAt: performance.now() };
+          socket.write(`${head}X-Forwarded-For: ${randomClientIp(options.ipv6Share)}\r\nContent-Length: ${body.length}\r\n\r\n${body}`, 'latin1');
+        };
+        const answered = (status: number, closeAfter: boolean) => {
+          const at = performance.now();
+          lastAnswer = at;
+          const request = inFlight!;
+          inFlight = null;
+          histogram[bucketOf((at - request.sentAt) * 1000)]! += 1;
+          count(status);
+          if (record && status === 201) markAck(request.n);
+          if (at >= stopAt || finished) {
+            close();
+            connectionDone();
+          } else if (closeAfter) {
+            close();
+            connect();
+          } else {
+            send();
+          }
+        };
+
+        socket.on('connect', send);
+        socket.on('data', (chunk: Buffer) => {
+          pending = pending ? Buffer.concat([pending, chunk]) : chunk;
+          const headerEnd = pending.indexOf(HEADER_END);
+          if (headerEnd < 0 || !inFlight) return;
+          const headers = pending.toString('latin1', 0, headerEnd).toLowerCase();
+          const status = Number(headers.slice(9, 12));
+          const bodyStart = headerEnd + 4;
+          let end: number;
+          const length = /\r\ncontent-length:\s*(\d+)/.exec(headers);
+          if (length) {
+            end = bodyStart + Number(length[1]);
+            if (pending.length < end) return;
+          } else if (headers.includes('\r\ntransfer-encoding: chunked')) {
+            const last = pending.indexOf(CHUNKED_END, bodyStart - 2);
+            if (last < 0) return;
+            end = last + CHUNKED_END.length;
+          } else {
+            end = bodyStart;
+          }
+          pending = pending.length > end ? pending.subarray(end) : null;
+          answered(status, headers.includes('\r\nconnection: close'));
+        });
+        // A refused connection or a reset one: its request (if any) counts as status 0.
+        const lost = () => {
+          if (closed) return;
+          close();
+          count(0);
+          inFlight = null;
+          if (performance.now() < stopAt && !finished) setTimeout(connect, 10);
+          else connectionDone();
+        };
+        socket.on('error', lost);
+        socket.on('close', lost);
+      };
+
+      for (let i = 0; i < connections; i++) connect();
+    });
+  }
+
+  return { run, writeAcks };
+}
+
+// Run as a forked child: serve the parent's commands over IPC.
+if (process.send && process.argv[2] === '--serve') {
+  const generator = createGenerator({
+    prefix: process.env.BENCH_PREFIX ?? 'bench',
+    ipv6Share: Number(process.env.BENCH_IPV6_SHARE ?? 0.3),
+  });
+  const reply = (message: GeneratorReply) => process.send!(message);
+  process.on('message', (message: GeneratorMessage) => {
+    if (message.type === 'run') void generator.run(message).then((result) => reply({ type: 'result', id: message.id, result }));
+    else if (message.type === 'acks') reply({ type: 'acks', id: message.id, count: generator.writeAcks(message.file) });
+    else process.exit(0);
+  });
+}

@@ -1,0 +1,123 @@
+/** What the benchmark reads about processes and the machine (Linux /proc; null elsewhere). */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+
+/** User + system CPU seconds a process has used so far. */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+  } catch {
+    return null;
+  }
+}
+
+let ticks: number | undefined;
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux unless getconf says otherwise). */
+function clockTicks(): number {
+  if (ticks === undefined) {
+    try {
+      ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticks = 100;
+    }
+  }
+  return ticks;
+}
+
+export interface MemoryStatus {
+  /** Resident set size now, bytes. */
+  rss: number;
+  /** Peak resident set size since the process started (VmHWM), bytes. */
+  peak: number;
+}
+
+export function memoryStatus(pid: number): MemoryStatus | null {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
+    return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Samples a process's memory every `intervalMs` from start to stop: the highest VmRSS seen while
+ * a window is open (the load phases) and the last VmHWM (the peak over the process's whole life,
+ * start-up included).
+ */
+export function memorySampler(pid: number, intervalMs = 100) {
+  let windowMax = 0;
+  let inWindow = false;
+  let peak = 0;
+  const sample = () => {
+    const status = memoryStatus(pid);
+    if (!status) return;
+    peak = Math.max(peak, status.peak);
+    if (inWindow) windowMax = Math.max(windowMax, status.rss);
+  };
+  const timer = setInterval(sample, intervalMs);
+  sample();
+  return {
+    open() {
+      inWindow = true;
+      sample();
+    },
+    close() {
+      sample();
+      inWindow = false;
+    },
+    /** Highest VmRSS sampled under load, bytes. */
+    get underLoad() {
+      return windowMax;
+    },
+    /** VmHWM, bytes. */
+    get peak() {
+      sample();
+      return peak;
+    },
+    stop() {
+      clearInterval(timer);
+    },
+  };
+}
+
+/** The file system type a directory is on (`ext4`, `tmpfs`...), or null when unknown. */
+export function fileSystemType(dir: string): string | null {
+  for (const [command, args] of [
+    ['findmnt', ['-n', '-o', 'FSTYPE', '-T', dir]],
+    ['stat', ['-f', '-c', '%T', dir]],
+  ] as const) {
+    try {
+      const type = execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      if (type) return type;
+    } catch {
+      // try the next way
+    }
+  }
+  return null;
+}
+
+/** The share of time some task waited for a CPU over the last minute (Linux PSI), or null. */
+export function cpuPressure(): number | null {
+  try {
+    const line = fs.readFileSync('/proc/pressure/cpu', 'utf8').split('\n')[0] ?? '';
+    const avg60 = /avg60=([\d.]+)/.exec(line)?.[1];
+    return avg60 === undefined ? null : Number(avg60) / 100;
+  } catch {
+    return null;
+  }
+}
+
+export function machineDescription(): string {
+  const cpus = os.cpus();
+  const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  const pressure = cpuPressure();
+  return [
+    `${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown CPU'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM`,
+    `Node ${process.version}, ${os.type()} ${os.release()}, load average ${load} at start` +
+      (pressure === null ? '' : `, CPU pressure ${Math.round(pressure * 100)}% (share of the last minute some task waited for a core)`),
+  ].join('\n');
+}
