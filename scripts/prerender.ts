@@ -1,13 +1,15 @@
 /**
  * Turns the client build (dist/web) and the server bundle (dist/prerender) into static HTML pages:
  * one per route, a 404 page, the lazy routes' loading shells and the script-free signup error page.
- * Run by `npm run build:web` after both `vite build` steps; removes dist/prerender when done.
+ * Run by `npm run build:web` after both `vite build` steps; removes dist/prerender when done, and moves
+ * Vite's manifest out of the web root to dist/vite-manifest.json.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { PAGE_NAMES, PAGES, SIGNUP_ERROR_FILE, type PageName } from '../src/shared/site/pages.js';
+import { LINK_RESULT_FILES, PAGE_NAMES, PAGES, SIGNUP_ERROR_FILE, THANKS_CHECK_INBOX, type LinkResultTone, type PageName } from '../src/shared/site/pages.js';
 import type * as ServerEntryModule from '../src/web/entry-server.js';
+import { PENDING_SIGNUP_STATE } from '../src/web/waitlist/signup-status.js';
 
 type ServerEntry = typeof ServerEntryModule;
 
@@ -65,7 +67,7 @@ async function main(): Promise<void> {
   const template = await fs.readFile(path.join(webDir, 'index.html'), 'utf8');
   const entryPath = path.join(serverDir, 'entry-server.js');
   const server = (await import(pathToFileURL(entryPath).href)) as ServerEntry;
-  const { prerenderContent } = await import('../src/web/site/content.js');
+  const { prerenderContent } = await import('../src/shared/site/content.js');
   const description = prerenderContent.metaDescription;
 
   for (const name of PAGE_NAMES) {
@@ -74,6 +76,19 @@ async function main(): Promise<void> {
     const html = fillTemplate(template, { title: page.title, description, head: NO_SCRIPT_HEAD[name], body: page.html });
     await fs.writeFile(path.join(webDir, file), html);
   }
+
+  // The thanks page the server sends when double opt-in is on: as after a pending signup, marked for hydration.
+  const { name: markName, content: markContent } = THANKS_CHECK_INBOX.meta;
+  const pendingThanks = await server.render(PAGES.thanks.path, PENDING_SIGNUP_STATE);
+  await fs.writeFile(
+    path.join(webDir, THANKS_CHECK_INBOX.file),
+    fillTemplate(template, {
+      title: pendingThanks.title,
+      description,
+      head: `<meta name="${markName}" content="${markContent}" />${NO_SCRIPT_HEAD.thanks ?? ''}`,
+      body: pendingThanks.html,
+    }),
+  );
 
   // The signup error page: same look and stylesheet, no scripts at all.
   const errorPage = server.renderSignupErrorPage();
@@ -85,12 +100,23 @@ async function main(): Promise<void> {
     fillTemplate(staticTemplate, { title: errorPage.title, description, body: errorPage.html }, { keepTitleRaw: true }),
   );
 
-  const files = [...PAGE_NAMES.map((name) => PAGES[name].file), SIGNUP_ERROR_FILE];
+  // The e-mail link pages' no-JavaScript answers: the same kind of script-free template.
+  for (const [tone, file] of Object.entries(LINK_RESULT_FILES) as Array<[LinkResultTone, string]>) {
+    const page = server.renderLinkResultPage(tone);
+    await fs.writeFile(path.join(webDir, file), fillTemplate(staticTemplate, { title: page.title, description, body: page.html }, { keepTitleRaw: true }));
+  }
+
+  const files = [...PAGE_NAMES.map((name) => PAGES[name].file), THANKS_CHECK_INBOX.file, SIGNUP_ERROR_FILE, ...Object.values(LINK_RESULT_FILES)];
   for (const file of files) {
     const html = await fs.readFile(path.join(webDir, file), 'utf8');
     const inline = html.match(INLINE_SCRIPT);
     if (inline) throw new Error(`prerender: ${file} has an inline script: ${inline[0].slice(0, 120)}`);
   }
+
+  // Vite's chunk graph (the page-weight test reads it) goes beside the web root: it is not for the public.
+  const manifest = path.join(webDir, '.vite/manifest.json');
+  await fs.rename(manifest, path.join(webDir, '..', 'vite-manifest.json')).catch(() => undefined);
+  await fs.rm(path.join(webDir, '.vite'), { recursive: true, force: true });
 
   await fs.rm(serverDir, { recursive: true, force: true });
   console.log(`prerendered ${files.length} pages into ${path.relative(root, webDir)}`);

@@ -6,8 +6,11 @@ import { migrateToLatest } from './db/migrate.js';
 import { registerErrorHandler } from './http/errors.js';
 import { registerSecurity } from './http/security.js';
 import { healthRoutes } from './http/health.js';
+import { OneLinePerRequest } from './http/request-log.js';
 import { createGeolocator, type Geolocator } from './geolocation/geolocator.js';
 import { waitlistRoutes } from './waitlist/routes.js';
+import type { SignupBatchHooks } from './waitlist/signup-batcher.js';
+import { consentRoutes, withLinkTokensRedacted } from './waitlist/consent-routes.js';
 import { adminWaitlistRoutes } from './waitlist/admin-routes.js';
 import { siteRoutes } from './site/routes.js';
 import { authRoutes } from './auth/routes.js';
@@ -18,6 +21,7 @@ import { configureKeyRing } from './auth/keys.js';
 import { startAuditRetention } from './audit/audit-log.js';
 import { createRateLimitStores, type RateLimitStores } from './rate-limit/index.js';
 import { registerMail, type MailWorkerOverrides } from './mail/index.js';
+import { adminMailRoutes } from './mail/admin-routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -36,6 +40,10 @@ export interface BuildOptions {
   geolocator?: Geolocator;
   /** Outbox worker settings (tests inject the clock and the backoff); used only when SMTP_URL is set. */
   mailWorker?: MailWorkerOverrides;
+  /** The consent text settings (tests pass a checkbox text); content.ts `consent` by default. */
+  consent?: { version: string; checkbox: string | null };
+  /** Hooks into the signups' group commit (tests hold a commit to watch the answer wait for it). */
+  signupBatch?: SignupBatchHooks;
 }
 
 /** Fastify's types lack the hop-count form, so a count becomes the equivalent function. */
@@ -46,7 +54,10 @@ function toFastifyTrustProxy(value: TrustProxy): boolean | string[] | ((address:
 /** Builds the whole application without listening: migrations run before the first request. */
 export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? { level: config.logLevel },
+    // E-mail links carry a token in their query: request log lines show it redacted.
+    logger: withLinkTokensRedacted(options.logger ?? { level: config.logLevel }),
+    // One line per request, when it completes (http/request-log.ts).
+    logController: new OneLinePerRequest(),
     trustProxy: toFastifyTrustProxy(config.trustProxy),
     bodyLimit: 64 * 1024,
     requestTimeout: config.requestTimeoutMs,
@@ -99,9 +110,15 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   registerAdminGuard(app);
   await registerSecurity(app);
   await app.register(healthRoutes);
-  await app.register(waitlistRoutes, { geolocator });
+  await app.register(waitlistRoutes, {
+    geolocator,
+    ...(options.consent ? { consent: options.consent } : {}),
+    ...(options.signupBatch ? { signupBatch: options.signupBatch } : {}),
+  });
+  await app.register(consentRoutes);
   await app.register(adminWaitlistRoutes);
   await app.register(adminAccountRoutes);
+  await app.register(adminMailRoutes);
   await app.register(authRoutes, { prefix: '/auth/v1' });
   await app.register(siteRoutes);
   return app;

@@ -65,6 +65,21 @@ export interface AppConfig {
   publicUrl: string | null;
   /** Outgoing e-mail (src/server/mail); null without SMTP_URL: no worker, no e-mail. */
   mail: MailConfig | null;
+  /** Double opt-in and the e-mails around an entry (src/server/waitlist). */
+  consent: ConsentConfig;
+}
+
+export interface ConsentConfig {
+  /** SIGNUP_CONFIRMATION: `required` = double opt-in (needs SMTP_URL); `off` = the spec's flow. */
+  confirmation: 'off' | 'required';
+  /** CONFIRMATION_LINK_TTL_HOURS: how long a confirmation link works after it was sent. */
+  confirmationLinkTtlSeconds: number;
+  /** CONFIRMATION_RESEND_SECONDS: a pending address signing up again gets a new e-mail at most this often. */
+  confirmationResendSeconds: number;
+  /** MAIL_WELCOME: `on` sends the welcome e-mail once an entry has joined (after confirmation when it is required). */
+  welcome: boolean;
+  /** MAIL_RETENTION_DAYS: sent and failed outbox messages older than this are deleted (personal data kept only as long as needed). */
+  outboxRetentionDays: number;
 }
 
 export interface MailConfig {
@@ -235,6 +250,11 @@ const envSchema = z.object({
   DKIM_DOMAIN: z.string().optional().transform((v) => v?.trim() || null),
   DKIM_SELECTOR: z.string().optional().transform((v) => v?.trim() || null),
   MAIL_MAX_ATTEMPTS: wholeNumber(8, 1, 100, 'MAIL_MAX_ATTEMPTS must be a whole number from 1 to 100'),
+  SIGNUP_CONFIRMATION: z.enum(['off', 'required']).default('off'),
+  CONFIRMATION_LINK_TTL_HOURS: wholeNumber(72, 1, 720, 'CONFIRMATION_LINK_TTL_HOURS must be a whole number from 1 to 720 (30 days)'),
+  CONFIRMATION_RESEND_SECONDS: wholeNumber(300, 0, 86_400, 'CONFIRMATION_RESEND_SECONDS must be a whole number from 0 to 86400 (a day)'),
+  MAIL_WELCOME: z.enum(['off', 'on']).default('off'),
+  MAIL_RETENTION_DAYS: wholeNumber(30, 1, 3650, 'MAIL_RETENTION_DAYS must be a whole number from 1 to 3650'),
 });
 
 /** The origin of an http(s) URL that names nothing but the origin (a trailing `/` is allowed), or null. */
@@ -324,6 +344,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const e = parsed.data;
   const problems: string[] = [];
   const mail = mailConfig(e, problems);
+  if (e.SIGNUP_CONFIRMATION === 'required' && !e.SMTP_URL) {
+    problems.push('SIGNUP_CONFIRMATION: `required` sends a confirmation e-mail, so SMTP_URL, MAIL_FROM and PUBLIC_URL must be set too');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     host: e.HOST,
@@ -357,6 +380,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     publicUrl: e.PUBLIC_URL,
     mail,
+    consent: {
+      confirmation: e.SIGNUP_CONFIRMATION,
+      confirmationLinkTtlSeconds: e.CONFIRMATION_LINK_TTL_HOURS * 3600,
+      confirmationResendSeconds: e.CONFIRMATION_RESEND_SECONDS,
+      welcome: e.MAIL_WELCOME === 'on',
+      outboxRetentionDays: e.MAIL_RETENTION_DAYS,
+    },
   };
 }
 

@@ -1,11 +1,12 @@
 import { StrictMode, type ReactNode } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { prerenderToNodeStream } from 'react-dom/static';
-import { StaticRouter } from 'react-router';
-import { pageAt } from '../shared/site/pages.js';
+import { pageAt, type LinkResultTone } from '../shared/site/pages.js';
 import { App } from './app/App.js';
+import { LinkResultPage } from './pages/LinkResultPage.js';
 import { SignupErrorPage } from './pages/SignupErrorPage.js';
 import { documentTitle, pageTitle } from './site/page-title.js';
+import { StaticRouter } from './site/router.js';
 
 export interface RenderedPage {
   /** Markup for `<div id="root">`. */
@@ -22,13 +23,14 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 
 /**
  * Prerenders one route of the app for hydration. The lazily loaded routes (/auth, /admin) come out as
- * their loading shell, which the browser renders over (it does not hydrate those).
+ * their loading shell, which the browser renders over (it does not hydrate those). `state` is the
+ * location's state, as a navigation would pass it (the thanks page's variants).
  */
-export async function render(url: string): Promise<RenderedPage> {
+export async function render(url: string, state: unknown = null): Promise<RenderedPage> {
   const errors: unknown[] = [];
   const { prelude } = await prerenderToNodeStream(
     <StrictMode>
-      <StaticRouter location={url}>
+      <StaticRouter location={url} state={state}>
         <App />
       </StaticRouter>
     </StrictMode>,
@@ -52,6 +54,16 @@ export function renderSignupErrorPage(): RenderedPage {
   const page: ReactNode = (
     <StaticRouter location="/">
       <SignupErrorPage title="{{title}}" message="{{message}}" />
+    </StaticRouter>
+  );
+  return { html: renderToStaticMarkup(page), title: documentTitle('{{title}}') };
+}
+
+/** A no-JavaScript answer page of the e-mail links (LINK_RESULT_FILES), with the same placeholders. */
+export function renderLinkResultPage(tone: LinkResultTone): RenderedPage {
+  const page: ReactNode = (
+    <StaticRouter location="/">
+      <LinkResultPage tone={tone} title="{{title}}" message="{{message}}" />
     </StaticRouter>
   );
   return { html: renderToStaticMarkup(page), title: documentTitle('{{title}}') };

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import type { Page, Route } from '@playwright/test';
 import { E2E_ADMIN } from '../../playwright.config.js';
-import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { AUTH_STORAGE_KEY } from '../../src/web/session/auth-client.js';
 import { expect, test } from './fixtures.js';
 import { expectNoAxeViolations } from './mfa-helpers.js';
@@ -35,6 +35,7 @@ function mockEntries(count: number): MockEntry[] {
     country: i % 4 === 0 ? null : 'Germany',
     city: i % 4 === 0 ? null : 'Berlin',
     region: null,
+    ...NO_CONSENT_RECORD,
   }));
 }
 

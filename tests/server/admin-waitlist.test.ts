@@ -11,6 +11,7 @@ import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { signIn } from '../support/sign-in.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'correct horse battery staple' };
 
@@ -31,7 +32,7 @@ function call(method: Method, url: string, options: { body?: unknown; auth?: str
 let seq = 0;
 function entry(createdAt: string, over: Partial<WaitlistEntry> = {}): WaitlistEntry {
   seq++;
-  return { id: randomUUID(), email: `user${seq}@example.com`, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...over };
+  return { id: randomUUID(), email: `user${seq}@example.com`, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...over };
 }
 
 async function insert(rows: WaitlistEntry[]): Promise<void> {

@@ -9,6 +9,7 @@ import {
   waitlistCsvChunks,
 } from '../../src/shared/waitlist/csv.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';
 
 const HEADER = 'Email,Date Joined,IP Address,Location';
 
@@ -136,10 +137,10 @@ describe('parseWaitlistCsv', () => {
 
   it('parses our own export, through the real writer, back to the same entries', async () => {
     const entries: WaitlistEntry[] = [
-      { id: '1', email: '=cmd@example.com', created_at: '2026-11-22T06:04:59.000Z', ip_address: '203.0.113.9', country: 'Germany', city: 'Berlin', region: 'Land Berlin' },
-      { id: '2', email: '-minus@example.com', created_at: '2026-11-21T23:00:00.000Z', ip_address: null, country: null, city: null, region: null },
-      { id: '3', email: "o'brien@example.com", created_at: '2026-11-20T12:00:00.000Z', ip_address: '2001:db8::1', country: 'France', city: 'Paris', region: null },
-      { id: '4', email: '+plus@example.com', created_at: '2026-11-19T12:00:00.000Z', ip_address: null, country: 'Japan', city: null, region: null },
+      { id: '1', email: '=cmd@example.com', created_at: '2026-11-22T06:04:59.000Z', ip_address: '203.0.113.9', country: 'Germany', city: 'Berlin', region: 'Land Berlin', ...NO_CONSENT_RECORD },
+      { id: '2', email: '-minus@example.com', created_at: '2026-11-21T23:00:00.000Z', ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD },
+      { id: '3', email: "o'brien@example.com", created_at: '2026-11-20T12:00:00.000Z', ip_address: '2001:db8::1', country: 'France', city: 'Paris', region: null, ...NO_CONSENT_RECORD },
+      { id: '4', email: '+plus@example.com', created_at: '2026-11-19T12:00:00.000Z', ip_address: null, country: 'Japan', city: null, region: null, ...NO_CONSENT_RECORD },
     ];
     async function* batches() {
       yield entries;
@@ -160,6 +161,7 @@ describe('parseWaitlistCsv', () => {
         country: e.country,
         city: e.city,
         region: e.region,
+        ...NO_CONSENT_RECORD,
       })),
     );
     expect(parsed.rows.map((r) => r.line)).toEqual([2, 3, 4, 5]);
@@ -168,7 +170,7 @@ describe('parseWaitlistCsv', () => {
   it('checks the header: any case and order, Email required, duplicates refused, unknown columns ignored', () => {
     const parsed = parseWaitlistCsv('location,EMAIL,  ip address ,Notes,date joined\nGermany,a@example.com,N/A,hello,2026-11-22T06:04:00Z\n');
     expect(parsed.rows).toEqual([
-      { line: 2, email: 'a@example.com', created_at: '2026-11-22T06:04:00.000Z', ip_address: null, country: 'Germany', city: null, region: null },
+      { line: 2, email: 'a@example.com', created_at: '2026-11-22T06:04:00.000Z', ip_address: null, country: 'Germany', city: null, region: null, ...NO_CONSENT_RECORD },
     ]);
     expect(parsed.warnings).toEqual(['Ignoring unknown column: "Notes".']);
 
@@ -186,7 +188,9 @@ describe('parseWaitlistCsv', () => {
 
   it('stamps rows with the import time when there is no Date Joined column', () => {
     const parsed = parseWaitlistCsv('Email\nA@Example.com\n', { now: NOW });
-    expect(parsed.rows).toEqual([{ line: 2, email: 'a@example.com', created_at: NOW.toISOString(), ip_address: null, country: null, city: null, region: null }]);
+    expect(parsed.rows).toEqual([
+      { line: 2, email: 'a@example.com', created_at: NOW.toISOString(), ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD },
+    ]);
     expect(parsed.warnings[0]).toMatch(/No "Date Joined" column/);
   });
 
@@ -235,7 +239,7 @@ describe('parseWaitlistCsv', () => {
     const parsed = parseWaitlistCsv(text, { timeZone: 'America/Chicago' });
     // Chicago switches to CDT at 2 AM on Mar 8, 2026: 03:30 is UTC-5.
     expect(parsed.rows).toEqual([
-      { line: 2, email: 'jane@example.com', created_at: '2026-03-08T08:30:00.000Z', ip_address: '198.51.100.7', country: 'United States', city: 'Austin', region: 'Texas' },
+      { line: 2, email: 'jane@example.com', created_at: '2026-03-08T08:30:00.000Z', ip_address: '198.51.100.7', country: 'United States', city: 'Austin', region: 'Texas', ...NO_CONSENT_RECORD },
     ]);
   });
 
@@ -245,6 +249,67 @@ describe('parseWaitlistCsv', () => {
     const parsed = parseWaitlistCsv(text);
     expect(parsed.bad).toEqual([]);
     expect(parsed.rows[0]).toMatchObject({ email: '-dash@example.com', ip_address: '@ip', city: '=Evil', country: 'Place' });
+  });
+
+  it('writes the consent columns only when asked, and reads them back', async () => {
+    const entries: WaitlistEntry[] = [
+      {
+        id: '1', email: 'kept@example.com', created_at: '2026-11-22T06:04:00.000Z', ip_address: '203.0.113.9', country: null, city: null, region: null,
+        status: 'invited', consent_version: '=2026-11-24', confirmation_sent_at: '2026-11-22T06:04:00.000Z', confirmed_at: '2026-11-22T06:05:07.123Z',
+        confirmed_ip: '2001:db8::7', invited_at: '2026-12-01T09:00:00.000Z', unsubscribed_at: null,
+      },
+      {
+        id: '2', email: 'quit@example.com', created_at: '2026-11-21T10:00:00.000Z', ip_address: null, country: null, city: null, region: null,
+        ...NO_CONSENT_RECORD, status: 'unsubscribed', unsubscribed_at: '2026-11-30T18:00:00.000Z',
+      },
+    ];
+    async function* batches() {
+      yield entries;
+    }
+    let spec = '';
+    for await (const chunk of waitlistCsvChunks(batches(), 'UTC')) spec += chunk;
+    expect(spec.split('\r\n')[0]).toBe(`${CSV_BOM}${HEADER}`);
+
+    let text = '';
+    for await (const chunk of waitlistCsvChunks(batches(), 'UTC', undefined, { consent: true })) text += chunk;
+    const lines = text.split('\r\n');
+    expect(lines[0]).toBe(`${CSV_BOM}${HEADER},Status,Consent Version,Confirmed At,Confirmed IP,Invited At,Unsubscribed At`);
+    expect(lines[1]).toBe(
+      'kept@example.com,"Nov 22, 2026, 06:04 AM",203.0.113.9,Unknown,invited,\'=2026-11-24,2026-11-22T06:05:07.123Z,2001:db8::7,2026-12-01T09:00:00.000Z,',
+    );
+    expect(lines[2]).toBe('quit@example.com,"Nov 21, 2026, 10:00 AM",N/A,Unknown,unsubscribed,,,N/A,,2026-11-30T18:00:00.000Z');
+
+    const parsed = parseWaitlistCsv(text);
+    expect(parsed.bad).toEqual([]);
+    expect(parsed.warnings).toEqual([]);
+    // Everything but the id and the time the last confirmation e-mail was sent comes back.
+    expect(parsed.rows.map(({ line: _line, ...r }) => r)).toEqual(entries.map(({ id: _id, ...e }) => ({ ...e, confirmation_sent_at: null })));
+  });
+
+  it('checks the consent cells', () => {
+    const header = 'Email,Status,Consent Version,Confirmed At,Confirmed IP,Invited At,Unsubscribed At';
+    const parsed = parseWaitlistCsv(
+      [
+        header,
+        'a@example.com,,,,,,',
+        'b@example.com,CONFIRMED,v1,"Nov 22, 2026, 06:04 AM",N/A,,',
+        'c@example.com,gone,v1,,,,',
+        'd@example.com,joined,v1,yesterday,,,',
+        `e@example.com,joined,${'v'.repeat(201)},,,,`,
+        'f@example.com,joined,,,,not a date,',
+      ].join('\n'),
+      { now: NOW, timeZone: 'America/New_York' },
+    );
+    expect(parsed.rows.map(({ line: _line, created_at: _c, ...r }) => r)).toEqual([
+      { email: 'a@example.com', ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD },
+      { email: 'b@example.com', ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, status: 'confirmed', consent_version: 'v1', confirmed_at: '2026-11-22T11:04:00.000Z' },
+    ]);
+    expect(parsed.bad).toEqual([
+      { line: 4, reason: 'unknown Status "gone" (expected one of pending, joined, confirmed, invited, unsubscribed)' },
+      { line: 5, reason: expect.stringMatching(/^unrecognised Confirmed At "yesterday"/) },
+      { line: 6, reason: 'Consent Version longer than 200 characters' },
+      { line: 7, reason: expect.stringMatching(/^unrecognised Invited At "not a date"/) },
+    ]);
   });
 
   it('parses 100,000 lines', { timeout: 60_000 }, () => {

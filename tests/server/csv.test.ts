@@ -3,6 +3,7 @@ import { CSV_BOM, csvField, csvRecord, neutralizeFormula } from '../../src/share
 import { waitlistCsvChunks, waitlistCsvHeader, waitlistCsvRecord } from '../../src/shared/waitlist/csv.js';
 import { formatDateJoined } from '../../src/shared/waitlist/display.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';
 
 const entry = (over: Partial<WaitlistEntry> = {}): WaitlistEntry => ({
   id: '00000000-0000-4000-8000-000000000001',
@@ -12,6 +13,7 @@ const entry = (over: Partial<WaitlistEntry> = {}): WaitlistEntry => ({
   country: 'Germany',
   city: 'Berlin',
   region: 'Land Berlin',
+  ...NO_CONSENT_RECORD,
   ...over,
 });
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +7,8 @@ import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../src/server/cli/db.js';
+import { createSecretBox } from '../../src/server/auth/secret-box.js';
+import { addSuppression, suppressionHash } from '../../src/server/waitlist/suppression.js';
 import { loadConfig } from '../../src/server/config.js';
 import { openDatabase, type DatabaseHandle } from '../../src/server/db/database.js';
 import { migrateToLatest } from '../../src/server/db/migrate.js';
@@ -14,6 +16,7 @@ import { insertWaitlistEntriesSkippingDuplicates, toWaitlistEntry, WAITLIST_COLU
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { createScratchPostgres, TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { runCliInProcess, runProcess, type CliResult } from '../support/server-process.js';
+import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const HEADER = 'Email,Date Joined,IP Address,Location';
@@ -74,7 +77,7 @@ async function seed(url: string, entries: WaitlistEntry[]): Promise<void> {
 }
 
 function entry(email: string, createdAt: string, extra: Partial<WaitlistEntry> = {}): WaitlistEntry {
-  return { id: randomUUID(), email, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...extra };
+  return { id: randomUUID(), email, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...extra };
 }
 
 /** Location shapes that survive the export's "city, region, country" text (see parseLocation). */
@@ -209,6 +212,54 @@ describe.each(TEST_DIALECTS)('npm run db (%s)', (dialect) => {
       ['known@example.com', '1.1.1.1', null, null, '2026-01-01T00:00:00.000Z'],
       ['new@example.com', null, 'Lyon', 'France', '2026-11-22T06:04:00.000Z'],
     ]);
+  });
+
+  it('export --consent adds each entry\'s status and consent record; import reads them back', async () => {
+    const source = await database(true);
+    const consented = [
+      entry('confirmed@example.com', '2026-11-20T10:00:00.000Z', {
+        status: 'confirmed', consent_version: '2026-11-24', confirmed_at: '2026-11-20T10:03:12.345Z', confirmed_ip: '203.0.113.5',
+      }),
+      entry('invited@example.com', '2026-11-19T10:00:00.000Z', { status: 'invited', consent_version: '2026-11-24', invited_at: '2026-12-01T09:00:00.000Z' }),
+      entry('quit@example.com', '2026-11-18T10:00:00.000Z', { status: 'unsubscribed', unsubscribed_at: '2026-11-30T18:00:00.000Z' }),
+      entry('plain@example.com', '2026-11-17T10:00:00.000Z'),
+    ];
+    await seed(source.url, consented);
+
+    const spec = await cli(source.url, ['export']);
+    expect(spec.stdout.split('\r\n')[0]).toBe(`\uFEFF${HEADER}`);
+    const exported = await cli(source.url, ['export', '--consent', '--output', `consent-${dialect}.csv`]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stderr).toMatch(/^Exported 4 waitlist entries to .* \(Date Joined in UTC, with the consent columns\)\.\n$/);
+    const text = fs.readFileSync(path.join(dir, `consent-${dialect}.csv`), 'utf8');
+    expect(text.split('\r\n')[0]).toBe(`\uFEFF${HEADER},Status,Consent Version,Confirmed At,Confirmed IP,Invited At,Unsubscribed At`);
+
+    const target = await database(true);
+    const imported = await cli(target.url, ['import', path.join(dir, `consent-${dialect}.csv`)]);
+    expect(imported.stderr).toBe('Imported 4, skipped 0 duplicates, 0 bad lines\n');
+    const consentOf = (rows: WaitlistEntry[]) =>
+      rows.map((r) => [r.email, r.status, r.consent_version, r.confirmed_at, r.confirmed_ip, r.invited_at, r.unsubscribed_at]);
+    expect(consentOf(await allRows(target.url))).toEqual(consentOf(await allRows(source.url)));
+  });
+
+  it('import keeps erased addresses out and says how many, with the server\'s secret key', async () => {
+    const target = await database(true);
+    const key = randomBytes(32);
+    await withDb(target.url, async ({ db }) => {
+      await addSuppression(db, suppressionHash(createSecretBox(key), 'erased@example.com'), 'erased', new Date());
+    });
+    const file = writeCsv(`suppressed-${dialect}.csv`, [HEADER, 'Erased@Example.com,2026-11-22T06:04:00Z,N/A,Unknown', 'fresh@example.com,2026-11-22T06:04:00Z,N/A,Unknown']);
+    const env = { DATABASE_URL: target.url, LOG_LEVEL: 'silent' };
+    const result = await runCliInProcess(run, ['import', file], { env: { ...env, AUTH_SECRET_KEY: key.toString('base64') }, cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe("Imported 1, skipped 0 duplicates, 0 bad lines\n1 address skipped: erased at the person's request (on the suppression list)\n");
+    expect((await allRows(target.url)).map((r) => r.email)).toEqual(['fresh@example.com']);
+
+    // Without the server's key the import cannot tell erased addresses apart: it refuses, and makes no key.
+    const keyless = await runCliInProcess(run, ['import', file], { env: { ...env, AUTH_SECRET_KEY_FILE: path.join(dir, 'no-such-dir', 'key') }, cwd: dir });
+    expect(keyless.code).toBe(1);
+    expect(keyless.stderr).toMatch(/keeps 1 erased address out .*nothing was imported/);
+    expect(fs.existsSync(path.join(dir, 'no-such-dir'))).toBe(false);
   });
 
   it('a bad line imports nothing (exit 1, line reported); --skip-bad imports the rest', async () => {

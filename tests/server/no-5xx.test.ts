@@ -30,10 +30,13 @@ type Req = InjectOptions & { auth?: boolean };
 const ROUTES_GET = [
   '/', '/thanks', '/auth', '/admin', '/healthz', '/favicon.svg', '/index.html', '/404.html',
   '/api/admin/waitlist', '/auth/v1/user', '/auth/v1/settings', '/auth/v1/health', '/auth/v1/.well-known/jwks.json',
+  '/confirm', '/confirm?token=a.b', '/unsubscribe?token=%', '/api/waitlist/confirm',
 ];
 const ROUTES_POST = [
-  '/api/waitlist', '/api/admin/waitlist/delete', '/api/admin/waitlist/export',
+  '/api/waitlist', '/api/admin/waitlist/delete', '/api/admin/waitlist/export', '/api/admin/waitlist/invite',
   '/auth/v1/token?grant_type=password', '/auth/v1/token?grant_type=refresh_token', '/auth/v1/logout', '/auth/v1/signup',
+  '/api/waitlist/confirm', '/api/waitlist/preferences', '/api/waitlist/unsubscribe', '/api/waitlist/erase',
+  '/confirm', '/confirm?token=AQEAAAAA.00', '/unsubscribe', '/unsubscribe?token=a&token=b',
 ];
 
 const ODD_PATHS = [
@@ -193,6 +196,27 @@ describe.each(TEST_DIALECTS)('no client input causes a 5xx (%s)', (dialect) => {
     ]) {
       requests.push({ method: 'POST', url: '/api/admin/waitlist/export', auth: true, headers: { 'content-type': 'application/json' }, payload });
       requests.push({ method: 'POST', url: '/api/admin/waitlist/delete', auth: true, headers: { 'content-type': 'application/json' }, payload });
+      requests.push({ method: 'POST', url: '/api/admin/waitlist/invite', auth: true, headers: { 'content-type': 'application/json' }, payload });
+    }
+    // E-mail link posts (consent-routes.ts): odd tokens in the query and in each kind of body.
+    const linkTokens = ['', '%', 'a.b', '.', `${'A'.repeat(40)}.${'0'.repeat(32)}`, 'AQEAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.00000000000000000000000000000000', 'x'.repeat(5000), '__proto__', 'token[]=1'];
+    const linkBodies: Array<{ type: string; payload: string }> = [
+      { type: 'application/x-www-form-urlencoded', payload: 'List-Unsubscribe=One-Click' },
+      { type: 'application/x-www-form-urlencoded', payload: 'action=erase&action=unsubscribe' },
+      { type: 'application/x-www-form-urlencoded', payload: 'action=unsubscribe&token=%&token=x' },
+      { type: 'application/x-www-form-urlencoded', payload: '' },
+      { type: 'multipart/form-data; boundary=b', payload: '--b\r\nContent-Disposition: form-data; name="List-Unsubscribe"\r\n\r\nOne-Click\r\n--b--' },
+      { type: 'multipart/form-data', payload: 'no boundary' },
+      { type: 'multipart/form-data; boundary=b', payload: '--b\r\nContent-Disposition: form-data; name="__proto__"\r\n\r\nx\r\n--b\r\n\r\n--b' },
+      { type: 'application/json', payload: '{"token":"a.b"}' },
+    ];
+    for (const query of linkTokens) {
+      for (const body of linkBodies) {
+        for (const url of ['/confirm', '/unsubscribe']) requests.push({ method: 'POST', url: `${url}?token=${query}`, headers: { 'content-type': body.type }, payload: body.payload });
+      }
+      for (const url of ['/api/waitlist/confirm', '/api/waitlist/preferences', '/api/waitlist/unsubscribe', '/api/waitlist/erase']) {
+        requests.push({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ token: query }) });
+      }
     }
     for (const headers of HEADER_VARIANTS) {
       for (const url of ['/', '/favicon.svg', '/api/admin/waitlist', '/auth/v1/user', '/healthz']) requests.push({ method: 'GET', url, headers });

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
+import rateLimit from '@fastify/rate-limit';
+import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/server/config.js';
@@ -16,6 +18,7 @@ import {
   withFallback,
   type RateLimitStore,
 } from '../../src/server/rate-limit/index.js';
+import { clientRateLimitHook } from '../../src/server/rate-limit/hook.js';
 import { SIGNUP_PATH } from '../../src/shared/waitlist/signup-contract.js';
 import { createScratchPostgres, describeWhen, itWhen, TEST_DIALECTS, TEST_REDIS_URL, type TestDialect } from '../support/databases.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -386,5 +389,60 @@ describe('signup limit through the chosen store', () => {
   it('Redis unreachable: signups still answer, limited per instance meanwhile', async () => {
     t = await createTestApp({ SIGNUP_RATE_LIMIT_MAX: '2', REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
     await expectLimitedAfter(t.app, 2, '198.51.100.30');
+  });
+});
+
+describe('memory store under churn', () => {
+  it('sweeps expired windows, skips reset ones and still drops the oldest live window past maxKeys', async () => {
+    const clock = fakeClock();
+    const store = memoryStore({ maxKeys: 3, now: clock.now });
+    const limit = { max: 10, windowMs: 1_000 };
+    await store.hit('a', limit);
+    await store.hit('b', limit);
+    await store.reset('a'); // its queued window is now stale
+    await store.hit('c', limit);
+    await store.hit('d', limit); // 3 live keys (b, c, d): nothing dropped yet
+    expect((await store.peek('b', limit)).count).toBe(1);
+    await store.hit('e', limit); // past maxKeys: b, the oldest live window, goes (stale a is skipped)
+    expect((await store.peek('b', limit)).count).toBe(0);
+    expect((await store.peek('c', limit)).count).toBe(1);
+    await clock.advance(1_000);
+    expect((await store.hit('c', limit)).count).toBe(1); // a new window once the old one has passed
+    for (let i = 0; i < 5_000; i++) await store.hit(`k${i}`, limit);
+    expect((await store.peek('k4999', limit)).count).toBe(1);
+    expect((await store.peek('k0', limit)).count).toBe(0);
+  });
+});
+
+describe('clientRateLimitHook: the signup limit as @fastify/rate-limit answered it', () => {
+  const MAX = 3;
+  async function apps() {
+    const plugin = Fastify();
+    await plugin.register(rateLimit, { global: false });
+    plugin.post('/x', { config: { rateLimit: { max: MAX, timeWindow: 60_000, ipv6Subnet: 64 } } }, async () => 'ok');
+    const hook = Fastify();
+    hook.post('/x', { onRequest: clientRateLimitHook({ store: memoryStore(), kind: 'signup', max: MAX, windowMs: 60_000, error: () => Object.assign(new Error('Rate limit exceeded'), { statusCode: 429 }) }) }, async () => 'ok');
+    return [plugin, hook] as const;
+  }
+  const limitHeaders = (res: { statusCode: number; headers: Record<string, unknown> }) => ({
+    status: res.statusCode,
+    limit: res.headers['x-ratelimit-limit'],
+    remaining: res.headers['x-ratelimit-remaining'],
+    reset: res.headers['x-ratelimit-reset'],
+    retryAfter: res.headers['retry-after'],
+  });
+
+  it('counts per client address (mapped IPv4 folded, IPv6 per /64) with the same headers', async () => {
+    const [plugin, hook] = await apps();
+    try {
+      // One client as IPv4 and mapped; two hosts of one IPv6 /64; a neighbouring /64 is another client.
+      const sequence = ['198.51.100.9', '::ffff:198.51.100.9', '198.51.100.9', '198.51.100.9', '2001:db8:1:2::1', '2001:db8:1:2:ffff::9', '2001:DB8:1:2::3', '2001:db8:1:2::4', '2001:db8:1:3::1'];
+      for (const remoteAddress of sequence) {
+        const [a, b] = await Promise.all([plugin, hook].map((app) => app.inject({ method: 'POST', url: '/x', remoteAddress })));
+        expect(limitHeaders(b!), remoteAddress).toEqual(limitHeaders(a!));
+      }
+    } finally {
+      await Promise.all([plugin.close(), hook.close()]);
+    }
   });
 });

@@ -110,7 +110,7 @@ describe.each(TEST_DIALECTS)('security review regressions (%s)', (dialect) => {
     const { access_token } = await signIn();
     const out = await t.app.inject({ method: 'POST', url: '/auth/v1/logout?scope=local', headers: { authorization: `Bearer ${access_token}` } });
     expect(out.statusCode).toBe(204);
-    for (const url of ['/api/admin/waitlist', '/api/admin/waitlist/delete', '/api/admin/waitlist/export']) {
+    for (const url of ['/api/admin/waitlist', '/api/admin/waitlist/delete', '/api/admin/waitlist/export', '/api/admin/waitlist/invite']) {
       for (const method of ['GET', 'HEAD', 'POST'] as const) {
         for (const headers of [{}, { authorization: `Bearer ${access_token}` }]) {
           const res = await t.app.inject({ method, url, headers, ...(method === 'POST' ? { payload: { ids: ['00000000-0000-4000-8000-000000000000'] } } : {}) });

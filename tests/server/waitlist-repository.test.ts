@@ -6,9 +6,10 @@ import { findWaitlistEntryByEmail, insertWaitlistEntry } from '../../src/server/
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';
 
 function entry(n: number, createdAt: string): WaitlistEntry {
-  return { id: randomUUID(), email: `user${n}@example.com`, created_at: createdAt, ip_address: null, country: null, city: null, region: null };
+  return { id: randomUUID(), email: `user${n}@example.com`, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD };
 }
 
 describe.each(TEST_DIALECTS)('waitlist repository (%s)', (dialect: TestDialect) => {

@@ -16,12 +16,18 @@ export type AuditAction =
   | 'session_revoked'
   | 'export'
   | 'delete'
+  // Launch invites queued from the admin (counts only).
+  | 'invite'
+  // A person erased their waitlist entry from an e-mail's link (detail: a keyed hash, never the address).
+  | 'waitlist.erased_by_subject'
   // TOTP factors (auth/mfa.ts): enrolment, a verified or refused code, removal, the CLI's reset-mfa.
   | 'mfa_enroll'
   | 'mfa_verify'
   | 'mfa_verify_failed'
   | 'mfa_unenroll'
-  | 'mfa_reset';
+  | 'mfa_reset'
+  // The admin queued failed outbox messages again (src/server/mail/admin-routes.ts).
+  | 'mail_retry';
 
 export interface AuditInput {
   action: AuditAction;

@@ -42,6 +42,42 @@ function openSqlite(filename: string): SQLite.Database {
 }
 
 const sqliteHandles = new WeakMap<Kysely<any>, SQLite.Database>();
+/** The WAL file descriptors sqliteWalSync opened, closed with their connection (openDatabase's close). */
+const walFds = new WeakMap<SQLite.Database, number>();
+
+/**
+ * An fdatasync of the connection's WAL file, on the thread pool. After a COMMIT made with
+ * synchronous=NORMAL it makes that commit as durable as synchronous=FULL would have (in WAL mode,
+ * FULL is NORMAL plus a sync of the WAL at each commit), without blocking the event loop; the
+ * signups' group commit uses it (waitlist/repository.ts). Null when the connection is not in WAL
+ * mode (an in-memory database), where commits keep their own setting. The file is opened on first
+ * use (the first commit has created it) and kept open until the database is closed.
+ */
+export function sqliteWalSync(sqlite: SQLite.Database): (() => Promise<void>) | null {
+  if (sqlite.memory || sqlite.pragma('journal_mode', { simple: true }) !== 'wal') return null;
+  const walPath = `${sqlite.name}-wal`;
+  return () =>
+    new Promise<void>((resolve, reject) => {
+      let fd = walFds.get(sqlite);
+      if (fd === undefined) {
+        try {
+          fd = fs.openSync(walPath, 'r+');
+        } catch (err) {
+          reject(err);
+          return;
+        }
+        walFds.set(sqlite, fd);
+      }
+      fs.fdatasync(fd, (err) => (err ? reject(err) : resolve()));
+    });
+}
+
+function closeWalFd(sqlite: SQLite.Database): void {
+  const fd = walFds.get(sqlite);
+  if (fd === undefined) return;
+  walFds.delete(sqlite);
+  fs.closeSync(fd);
+}
 
 /** The better-sqlite3 connection behind a Kysely instance, or undefined on PostgreSQL. */
 export function rawSqliteOf(db: Kysely<any>): SQLite.Database | undefined {
@@ -63,7 +99,14 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     const sqlite = openSqlite(config.filename);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     sqliteHandles.set(db, sqlite);
-    return { db, dialect: 'sqlite', close: () => db.destroy() };
+    return {
+      db,
+      dialect: 'sqlite',
+      close: async () => {
+        await db.destroy();
+        closeWalFd(sqlite);
+      },
+    };
   }
   const pool = new pg.Pool({ connectionString: config.connectionString, max: 10 });
   // Without a listener, an idle connection that the server drops would crash the process.
@@ -85,6 +128,29 @@ export function parseJsonObject(text: string): Record<string, unknown> {
   } catch {
     return {};
   }
+}
+
+/** SQLite result codes that mean the database cannot take writes now, not that a statement is wrong. */
+const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY)/;
+/** PostgreSQL SQLSTATE classes/codes of the same kind: connection exceptions, insufficient resources, shutting down, lock timeout. */
+const POSTGRES_UNAVAILABLE = /^(08|53|57P0[1-4]|55P03|58)/;
+/** Node's codes: the network (PostgreSQL) or the disk (the SQLite WAL sync) failing. */
+const SYSTEM_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EIO', 'ENOSPC', 'EROFS', 'EDQUOT']);
+
+/**
+ * True when `err` says the database is unreachable, overloaded, locked too long or out of space: an
+ * outage to answer with 503 (try again later), not a bug to answer with 500.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (SQLITE_UNAVAILABLE.test(code) || SYSTEM_CODES.has(code))) return true;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && POSTGRES_UNAVAILABLE.test(code)) return true;
+  if (typeof message !== 'string') return false;
+  // pg and better-sqlite3 say these without a code.
+  return /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Cannot use a pool after calling end|The database connection is not open|driver has already been destroyed)|is not currently accepting connections/i.test(
+    message,
+  );
 }
 
 /** Unique-constraint violations look different per driver; callers only need to know it was one. */

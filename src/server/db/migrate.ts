@@ -5,6 +5,8 @@ import * as createAdminAuth from './migrations/2026-11-22T0700-create-admin-auth
 import * as addMfa from './migrations/2026-11-23T1000-add-mfa.js';
 import * as sessionActivity from './migrations/2026-11-23T1100-session-activity.js';
 import * as createMailOutbox from './migrations/2026-11-23T1300-create-mail-outbox.js';
+import * as consent from './migrations/2026-11-24T0900-consent.js';
+import * as unloggedRateLimits from './migrations/2026-11-24T1000-unlogged-rate-limits.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -13,6 +15,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T1000-add-mfa': addMfa,
   '2026-11-23T1100-session-activity': sessionActivity,
   '2026-11-23T1300-create-mail-outbox': createMailOutbox,
+  '2026-11-24T0900-consent': consent,
+  '2026-11-24T1000-unlogged-rate-limits': unloggedRateLimits,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */

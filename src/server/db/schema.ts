@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { EntryStatus } from '../../shared/waitlist/entry.js';
 
 /**
  * Table types, one interface per table. Timestamps are written as ISO strings and read back as
@@ -14,6 +15,25 @@ export interface WaitlistTable {
   country: string | null;
   city: string | null;
   region: string | null;
+  /** Where the entry stands for e-mail (src/shared/waitlist/entry.ts ENTRY_STATUSES). */
+  status: Generated<EntryStatus>;
+  /** The consent record (src/shared/site/content.ts `consent.version`) the visitor joined under. */
+  consent_version: string | null;
+  /** When the last confirmation e-mail was queued (resends are rate limited per address). */
+  confirmation_sent_at: Timestamp | null;
+  /** When and from where the confirmation link was used (double opt-in). */
+  confirmed_at: Timestamp | null;
+  confirmed_ip: string | null;
+  invited_at: Timestamp | null;
+  unsubscribed_at: Timestamp | null;
+}
+
+/** Erased addresses, as keyed hashes only (app.secretBox.hmac, context SUPPRESSION_HASH_CONTEXT). */
+export interface WaitlistSuppressionsTable {
+  email_hash: string;
+  /** Why: `erased` (by the person, from the e-mail's preferences page). */
+  reason: string;
+  created_at: Timestamp;
 }
 
 /** Admin accounts (every user is an admin). Email is stored lower-cased and unique. */
@@ -130,6 +150,12 @@ export interface MailOutboxTable {
   html_body: string | null;
   /** JSON object of extra header name → value, as text. */
   headers: Generated<string>;
+  /**
+   * A templated message (subject kept for the outbox view, text_body empty): the registered
+   * template's name and its data as JSON text; rendered by the worker at send time.
+   */
+  template: string | null;
+  template_data: string | null;
   status: Generated<'queued' | 'sending' | 'sent' | 'failed'>;
   /** Sending attempts so far (counted when a worker claims the row). */
   attempts: Generated<number>;
@@ -143,6 +169,7 @@ export interface MailOutboxTable {
 
 export interface Database {
   waitlist: WaitlistTable;
+  waitlist_suppressions: WaitlistSuppressionsTable;
   admin_users: AdminUsersTable;
   admin_sessions: AdminSessionsTable;
   admin_refresh_tokens: AdminRefreshTokensTable;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { MailConfig } from '../config.js';
 import type { Database } from '../db/schema.js';
-import { enqueueMail, type OutboxMessage } from './outbox.js';
+import { enqueueMail, enqueueManyMail, startMailRetention, type OutboxMessage, type TemplatedMessage, type TemplateRenderer } from './outbox.js';
 import { createMailTransport } from './transport.js';
 import { createMailWorker, type MailWorker, type MailWorkerOptions } from './worker.js';
 
@@ -14,7 +14,11 @@ export interface MailService {
    * Queues a message with `db` or the caller's transaction, so it exists exactly when the change
    * that causes it does; resolves to null (and writes nothing) when e-mail is off.
    */
-  enqueue(db: Kysely<Database>, message: OutboxMessage): Promise<{ id: string; messageId: string } | null>;
+  enqueue(db: Kysely<Database>, message: OutboxMessage | TemplatedMessage): Promise<{ id: string; messageId: string } | null>;
+  /** Queues many templated messages in multi-row inserts (launch invites); resolves to how many (0 when e-mail is off). */
+  enqueueMany(db: Kysely<Database>, messages: readonly TemplatedMessage[]): Promise<number>;
+  /** Registers the renderer of a template (a feature's e-mails); does nothing when e-mail is off. */
+  registerTemplate(name: string, render: TemplateRenderer): void;
   /** The outbox's sender; null when e-mail is off. */
   worker: MailWorker | null;
 }
@@ -35,25 +39,46 @@ export function messageIdHost(mail: Pick<MailConfig, 'publicUrl'>): string {
 
 /**
  * Decorates `app.mail` and, when SMTP_URL is set, starts the outbox worker; the worker stops before
- * the database closes (preClose), letting the message being sent finish.
+ * the database closes (preClose), letting the message being sent finish. The outbox retention
+ * (MAIL_RETENTION_DAYS) runs at start and daily either way: rows may remain from when e-mail was on.
  */
 export function registerMail(app: FastifyInstance, mail: MailConfig | null, overrides: MailWorkerOverrides = {}): void {
+  let stopRetention: (() => void) | null = null;
+  app.addHook('onReady', async () => {
+    stopRetention = await startMailRetention(app.database.db, app.config.consent.outboxRetentionDays, app.log, overrides.now);
+  });
+  app.addHook('onClose', async () => stopRetention?.());
+
   if (!mail) {
-    app.decorate('mail', { enabled: false, enqueue: async () => null, worker: null } satisfies MailService);
+    app.decorate('mail', {
+      enabled: false,
+      enqueue: async () => null,
+      enqueueMany: async () => 0,
+      registerTemplate: () => undefined,
+      worker: null,
+    } satisfies MailService);
     return;
   }
   const host = messageIdHost(mail);
+  const templates = new Map<string, TemplateRenderer>();
   const worker = createMailWorker({
     db: app.database.db,
-    transport: createMailTransport(mail),
+    transport: createMailTransport(mail, { pool: true }),
     from: mail.from,
     maxAttempts: mail.maxAttempts,
     log: app.log,
+    templates,
     ...overrides,
   });
+  const enqueueOptions = () => ({ messageIdHost: host, ...(overrides.now ? { now: overrides.now() } : {}) });
   app.decorate('mail', {
     enabled: true,
-    enqueue: (db, message) => enqueueMail(db, message, { messageIdHost: host, ...(overrides.now ? { now: overrides.now() } : {}) }),
+    enqueue: (db, message) => enqueueMail(db, message, enqueueOptions()),
+    enqueueMany: (db, messages) => enqueueManyMail(db, messages, enqueueOptions()),
+    registerTemplate(name, render) {
+      if (templates.has(name)) throw new Error(`mail: a template named "${name}" is registered already`);
+      templates.set(name, render);
+    },
     worker,
   } satisfies MailService);
   app.addHook('onReady', async () => worker.start());

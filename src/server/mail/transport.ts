@@ -1,17 +1,41 @@
 import nodemailer, { type Transporter } from 'nodemailer';
+import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { MailConfig } from '../config.js';
 
-export type MailTransport = Transporter<SMTPTransport.SentMessageInfo, SMTPTransport.Options>;
+/** What the worker and the CLI use of a transport: one message at a time, then close. */
+export type MailTransport = Pick<Transporter<SMTPTransport.SentMessageInfo | SMTPPool.SentMessageInfo>, 'sendMail' | 'close'>;
 
 /** Seconds before an unanswered connection, greeting or socket is given up (then retried later). */
 const TIMEOUTS = { connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000 };
 
-/** One SMTP transport for the configured server (SMTP_URL), DKIM-signing when a key is configured. */
-export function createMailTransport(mail: Pick<MailConfig, 'smtpUrl' | 'dkim'>): MailTransport {
-  const options: SMTPTransport.Options = { url: mail.smtpUrl, ...TIMEOUTS };
-  if (mail.dkim) options.dkim = { ...mail.dkim };
-  return nodemailer.createTransport(options);
+/**
+ * One SMTP transport for the configured server (SMTP_URL), DKIM-signing when a key is configured.
+ * `pool` (the outbox worker): one connection reused for up to 100 messages while they come back to
+ * back, instead of a new connection, greeting and EHLO per message (servers pause before their
+ * greeting to catch clients that talk too soon: smtp-server 100 ms, Postfix's postscreen more,
+ * which alone capped a worker at under 10 messages a second), and closed after a second without
+ * one, so an idle server holds no connection of ours. The worker still sends one message at a time,
+ * and the pool never re-sends on its own (maxRequeues 0): every retry is the worker's, counted and
+ * backed off.
+ */
+export function createMailTransport(mail: Pick<MailConfig, 'smtpUrl' | 'dkim'>, options: { pool?: boolean } = {}): MailTransport {
+  const dkim = mail.dkim ? { dkim: { ...mail.dkim } } : {};
+  if (options.pool) {
+    const pooled: SMTPPool.Options = {
+      url: mail.smtpUrl,
+      ...TIMEOUTS,
+      ...dkim,
+      pool: true,
+      maxConnections: 1,
+      maxMessages: 100,
+      maxRequeues: 0,
+      idleTimeout: 1_000,
+    };
+    return nodemailer.createTransport(pooled);
+  }
+  const single: SMTPTransport.Options = { url: mail.smtpUrl, ...TIMEOUTS, ...dkim };
+  return nodemailer.createTransport(single);
 }
 
 /** Errors of a connection that did not happen or broke: worth another try later. */

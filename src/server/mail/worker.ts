@@ -1,6 +1,18 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { claimDueMail, failExhaustedLeases, markFailed, markRetry, markSent, onEnqueue, releaseClaimed, renewLease, type OutboxRow } from './outbox.js';
+import {
+  claimDueMail,
+  failExhaustedLeases,
+  markFailed,
+  markRetry,
+  markSent,
+  onEnqueue,
+  releaseClaimed,
+  renewLease,
+  type OutboxRow,
+  type RenderedMail,
+  type TemplateRenderer,
+} from './outbox.js';
 import { classifySendError, describeSendError, type MailTransport } from './transport.js';
 
 /** Delay before attempt `attempts + 1`: 30 s × 2^(attempts − 1), at most an hour, with jitter (half to all of it). */
@@ -32,6 +44,8 @@ export interface MailWorkerOptions {
   now?: () => Date;
   /** Delay before the next attempt after `attempts` failed ones. */
   backoffMs?: (attempts: number) => number;
+  /** The registered templates (app.mail.registerTemplate), looked up when a templated row is sent. */
+  templates?: ReadonlyMap<string, TemplateRenderer>;
 }
 
 export interface MailWorker {
@@ -55,6 +69,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
   const batchSize = options.batchSize ?? 10;
   const now = options.now ?? (() => new Date());
   const backoffMs = options.backoffMs ?? ((attempts: number) => defaultBackoffMs(attempts));
+  const templates = options.templates ?? new Map<string, TemplateRenderer>();
 
   let stopping = false;
   let timer: NodeJS.Timeout | null = null;
@@ -63,15 +78,51 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
   let chain: Promise<number> = Promise.resolve(0);
   let wakePending = false;
 
+  /**
+   * A templated row's subject, bodies and headers, made now (docs/decisions/008), or the reason it
+   * must not be sent: the renderer said skip (the person unsubscribed…), or there is no renderer or
+   * it threw. Those last two are bugs, not outages: the row fails at once instead of retrying.
+   */
+  async function render(row: OutboxRow & { template: string }): Promise<RenderedMail | { notSent: string }> {
+    const renderer = templates.get(row.template);
+    if (!renderer) {
+      const reason = `Not sent: no template "${row.template}" is registered`;
+      log.error({ id: row.id, kind: row.kind, template: row.template }, 'mail: unknown template');
+      return { notSent: reason };
+    }
+    let rendered: RenderedMail | { skip: string };
+    try {
+      rendered = await renderer(row.templateData ?? {}, { messageId: row.messageId, to: row.to });
+    } catch (err) {
+      log.error({ err, id: row.id, kind: row.kind, template: row.template }, 'mail: template failed to render');
+      return { notSent: `Not sent: template "${row.template}" failed to render: ${describeSendError(err)}`.slice(0, 1000) };
+    }
+    if ('skip' in rendered) {
+      log.info({ id: row.id, kind: row.kind, reason: rendered.skip }, 'mail: not sent');
+      return { notSent: `Not sent: ${rendered.skip}` };
+    }
+    return rendered;
+  }
+
   async function send(row: OutboxRow): Promise<void> {
+    let mail: Pick<RenderedMail, 'subject' | 'text' | 'html' | 'headers'> = row;
+    if (row.template !== null) {
+      const rendered = await render({ ...row, template: row.template });
+      if ('notSent' in rendered) {
+        await markFailed(db, row.id, rendered.notSent);
+        return;
+      }
+      // The stored headers (none for a template) first; the render's own may add to them.
+      mail = { ...rendered, headers: { ...row.headers, ...rendered.headers } };
+    }
     try {
       await transport.sendMail({
         from,
         to: row.to,
-        subject: row.subject,
-        text: row.text,
-        ...(row.html === null ? {} : { html: row.html }),
-        headers: row.headers,
+        subject: mail.subject,
+        text: mail.text,
+        ...(mail.html === null ? {} : { html: mail.html }),
+        headers: mail.headers,
         messageId: row.messageId,
       });
     } catch (err) {

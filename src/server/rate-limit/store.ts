@@ -33,7 +33,8 @@ export interface RateLimitStore {
   close(): Promise<void>;
 }
 
-export type LimitKind = 'signup' | 'ip' | 'account' | 'user_update';
+/** `link`: the e-mail link routes (confirm, unsubscribe, erase) per client address. */
+export type LimitKind = 'signup' | 'ip' | 'account' | 'user_update' | 'link';
 
 const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest('base64url');
 

@@ -2,14 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { PAGES } from '../../shared/site/pages.js';
+import { PAGES, THANKS_CHECK_INBOX } from '../../shared/site/pages.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'no-cache';
 
 function readPages(webRoot: string): Map<string, string> {
   const pages = new Map<string, string>();
-  for (const { file } of Object.values(PAGES)) {
+  for (const file of [...Object.values(PAGES).map((page) => page.file), THANKS_CHECK_INBOX.file]) {
     const full = path.join(webRoot, file);
     if (fs.existsSync(full)) pages.set(file, fs.readFileSync(full, 'utf8'));
   }
@@ -46,10 +46,15 @@ export async function siteRoutes(app: FastifyInstance): Promise<void> {
     });
   }
 
+  // With double opt-in, /thanks is the variant that also asks the visitor to check the inbox.
+  const fileOf = (file: string) =>
+    file === PAGES.thanks.file && app.config.consent.confirmation === 'required' ? THANKS_CHECK_INBOX.file : file;
+
   // Each routed page gets its prerendered file; anything else that is not an API route gets the
   // not-found page with status 404.
-  for (const { path: route, file } of Object.values(PAGES)) {
+  for (const { path: route, file: pageFile } of Object.values(PAGES)) {
     if (route === null) continue;
+    const file = fileOf(pageFile);
     app.get(route, async (request, reply) => {
       const html = pages.get(file);
       if (!html) return reply.callNotFound();
@@ -58,7 +63,8 @@ export async function siteRoutes(app: FastifyInstance): Promise<void> {
   }
 
   app.setNotFoundHandler(async (request, reply) => {
-    request.log.info({ path: request.url, method: request.method }, 'not found');
+    // Without the query: an e-mail link's token must not reach the logs.
+    request.log.info({ path: request.url.split('?')[0], method: request.method }, 'not found');
     const wantsHtml = (request.method === 'GET' || request.method === 'HEAD') && !request.url.startsWith('/api/') && !request.url.startsWith('/auth/v1/');
     const html = pages.get(PAGES.notFound.file);
     if (wantsHtml && html) return sendHtml(reply, 404, html);

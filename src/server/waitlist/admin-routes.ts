@@ -4,14 +4,19 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { auditEmailHash, recordAudit } from '../audit/audit-log.js';
 import { HttpError } from '../http/errors.js';
 import * as queries from './admin-repository.js';
+import { waitlistEmailMessage } from './emails/index.js';
 import {
   ADMIN_DELETE_PATH,
   ADMIN_EXPORT_PATH,
+  ADMIN_INVITE_PATH,
   ADMIN_WAITLIST_PATH,
   deleteRequestSchema,
   deleteResultSchema,
   EXPORT_FILE_NAMES,
   exportRequestSchema,
+  inviteRequestSchema,
+  inviteResultSchema,
+  MAIL_DISABLED_CODE,
   waitlistPageQuerySchema,
   waitlistPageSchema,
 } from '../../shared/admin/waitlist-api.js';
@@ -85,6 +90,42 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
       });
       request.log.info({ deleted: deleted.length, actor: admin.userId }, 'waitlist entries deleted');
       return { deleted };
+    },
+  );
+
+  app.post(
+    ADMIN_INVITE_PATH,
+    { bodyLimit: IDS_BODY_LIMIT, schema: { body: inviteRequestSchema, response: { 200: inviteResultSchema } } },
+    async (request) => {
+      const admin = app.adminOf(request);
+      if (!app.mail.enabled) {
+        throw new HttpError(409, MAIL_DISABLED_CODE, 'E-mail is off: set SMTP_URL, MAIL_FROM and PUBLIC_URL to send invites.');
+      }
+      const invitedAt = new Date().toISOString();
+      // One transaction: the statuses, the queued e-mails and the audit record, or none of them.
+      const outcome = await db.transaction().execute(async (trx) => {
+        const result = await queries.inviteWaitlistEntries(trx, request.body.ids, {
+          invitedAt,
+          queue: async (entries) => {
+            // Only the template's name and the entry's id are stored; the worker renders each invite when it sends it.
+            await app.mail.enqueueMany(
+              trx,
+              entries.map((entry) => waitlistEmailMessage('invite', entry)),
+            );
+          },
+        });
+        await recordAudit(trx, {
+          action: 'invite',
+          actorEmail: admin.email,
+          actorId: admin.userId,
+          ip: request.ip,
+          // Counts only: each invited entry keeps its own invited_at.
+          detail: { invited: result.invited.length, requested: request.body.ids.length, skipped: result.skipped },
+        });
+        return result;
+      });
+      request.log.info({ invited: outcome.invited.length, skipped: outcome.skipped, actor: admin.userId }, 'waitlist invites queued');
+      return { invited: outcome.invited.length, skipped: outcome.skipped, invitedAt };
     },
   );
 

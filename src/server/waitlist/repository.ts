@@ -1,5 +1,6 @@
-import type { Kysely, Selectable } from 'kysely';
-import { toIsoTimestamp } from '../db/database.js';
+import type SQLite from 'better-sqlite3';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { isPostgres, rawSqliteOf, sqliteWalSync, toIsoTimestamp } from '../db/database.js';
 import type { Database, WaitlistTable } from '../db/schema.js';
 import { WAITLIST_ENTRY_FIELDS, type WaitlistEntry } from '../../shared/waitlist/entry.js';
 
@@ -19,12 +20,218 @@ export const WAITLIST_COLUMNS = WAITLIST_ENTRY_FIELDS;
 
 /** The one place a stored row becomes the API shape (timestamps normalized per driver). */
 export function toWaitlistEntry(row: WaitlistRow): WaitlistEntry {
-  return { ...row, created_at: toIsoTimestamp(row.created_at) };
+  const optionalTime = (value: Date | string | null) => (value === null ? null : toIsoTimestamp(value));
+  return {
+    ...row,
+    created_at: toIsoTimestamp(row.created_at),
+    confirmation_sent_at: optionalTime(row.confirmation_sent_at),
+    confirmed_at: optionalTime(row.confirmed_at),
+    invited_at: optionalTime(row.invited_at),
+    unsubscribed_at: optionalTime(row.unsubscribed_at),
+  };
 }
 
 /** Inserts one entry in its own (auto-committed) statement; rejects with a unique violation for a known address. */
 export async function insertWaitlistEntry(db: Db, entry: WaitlistEntry): Promise<void> {
   await db.insertInto('waitlist').values(entry).execute();
+}
+
+/**
+ * The signup's write: adds a new address and removes its suppression hash (a person who erased
+ * their entry may join again themselves), atomically. Resolves to false, changing nothing, when the
+ * address is already on the list (case-insensitively): the caller then looks at that entry.
+ *
+ * One statement on PostgreSQL (a data-modifying CTE: one round trip, no transaction needed); on
+ * SQLite, whose statements are in-process calls, two statements in the caller's transaction or in
+ * one of their own, so the write is still a single commit.
+ */
+export async function insertSignup(db: Db, entry: WaitlistEntry, suppressionHash: string): Promise<boolean> {
+  if (isPostgres(db)) {
+    const inserted = await db
+      .with('unsuppressed', (qb) => qb.deleteFrom('waitlist_suppressions').where('email_hash', '=', suppressionHash))
+      .insertInto('waitlist')
+      .values(entry)
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return inserted !== undefined;
+  }
+  const write = async (trx: Db) => {
+    await trx.deleteFrom('waitlist_suppressions').where('email_hash', '=', suppressionHash).execute();
+    const result = await trx.insertInto('waitlist').values(entry).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+  };
+  return db.isTransaction ? write(db) : db.transaction().execute(write);
+}
+
+/** One new signup of a batch: the entry, and the suppression hash its address removes. */
+export interface SignupWrite {
+  entry: WaitlistEntry;
+  /** The address's suppression hash; called only when it is needed (an HMAC per signup is not free). */
+  suppressionHash(): string;
+}
+
+/**
+ * Writes a batch of signups in one transaction and commits it; resolves to which entries were
+ * inserted, by index, once the commit is durable. `beforeCommit`, when given, runs inside the
+ * transaction after the writes (the outbox rows of the inserted entries); if anything throws,
+ * nothing is written.
+ */
+export type SignupBatchCommit = (
+  writes: readonly SignupWrite[],
+  beforeCommit?: (trx: Db, inserted: readonly boolean[]) => Promise<void>,
+) => Promise<boolean[]>;
+
+/**
+ * The group commit's transaction (signup-batcher.ts): insertSignup for many addresses at once.
+ * Each address's suppression hash is removed; each entry is inserted unless its address is already
+ * on the list (case-insensitively) or earlier in the same batch. A `false` changes nothing for that
+ * entry: the caller then looks at the stored one, after the commit.
+ *
+ * SQLite: BEGIN IMMEDIATE (the write lock from the start) on Kysely's one connection, held through
+ * db.connection() so no other query can run inside it; then prepared statements on the raw
+ * connection (prepared once, not compiled and prepared per request): the suppression deletes only
+ * when the suppression list is not empty, then one INSERT per entry. The commit's fsync (what
+ * synchronous=FULL does in WAL mode) is done on the thread pool instead of the event loop: COMMIT
+ * runs with synchronous=NORMAL (no sync), then the WAL file is fdatasync'ed and only then does the
+ * promise resolve, so nothing is acknowledged before it is on disk, while the server goes on
+ * reading and answering requests during the sync. (Until then another reader could see the rows;
+ * any later FULL commit on the connection syncs them anyway.)
+ *
+ * PostgreSQL: one statement for the whole batch (the deletes as a data-modifying CTE, the rows as
+ * one JSON array) in address order, so that two instances inserting overlapping batches lock the
+ * same keys in the same order and cannot deadlock. Without `beforeCommit` it runs on its own (its
+ * own transaction: one round trip), else inside BEGIN … COMMIT with what `beforeCommit` adds.
+ */
+export function signupBatchCommitter(db: Db): SignupBatchCommit {
+  const sqlite = rawSqliteOf(db);
+  if (sqlite) {
+    type Statements = Record<'normal' | 'full' | 'begin' | 'commit' | 'rollback' | 'anySuppression' | 'unsuppress' | 'insert', SQLite.Statement>;
+    let statements: Statements | undefined;
+    const syncWal = sqliteWalSync(sqlite);
+    return async (writes, beforeCommit) => {
+      const inserted = await db.connection().execute(async (connection) => {
+        const s = (statements ??= {
+          normal: sqlite.prepare('PRAGMA synchronous = NORMAL'),
+          full: sqlite.prepare('PRAGMA synchronous = FULL'),
+          begin: sqlite.prepare('BEGIN IMMEDIATE'),
+          commit: sqlite.prepare('COMMIT'),
+          rollback: sqlite.prepare('ROLLBACK'),
+          anySuppression: sqlite.prepare('SELECT 1 FROM waitlist_suppressions LIMIT 1'),
+          unsuppress: sqlite.prepare('DELETE FROM waitlist_suppressions WHERE email_hash = ?'),
+          insert: sqlite.prepare(
+            `INSERT INTO waitlist (${WAITLIST_COLUMNS.join(', ')}) VALUES (${WAITLIST_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`,
+          ),
+        });
+        // NORMAL: this COMMIT writes the WAL without syncing it; syncWal does that off the event loop.
+        if (syncWal) s.normal.run();
+        try {
+          s.begin.run();
+          try {
+            const unsuppress = s.anySuppression.get() !== undefined;
+            const flags = writes.map((write) => {
+              if (unsuppress) s.unsuppress.run(write.suppressionHash());
+              return s.insert.run(WAITLIST_COLUMNS.map((column) => write.entry[column])).changes === 1;
+            });
+            await beforeCommit?.(connection, flags);
+            s.commit.run();
+            return flags;
+          } catch (err) {
+            if (sqlite.inTransaction) s.rollback.run();
+            throw err;
+          }
+        } finally {
+          if (syncWal) s.full.run();
+        }
+      });
+      await syncWal?.();
+      return inserted;
+    };
+  }
+  const insertBatch = async (executor: Db, writes: readonly SignupWrite[]) => {
+    const ordered = [...writes].sort((a, b) => compareText(a.entry.email.toLowerCase(), b.entry.email.toLowerCase()));
+    // The rows travel as one JSON array (JSON.stringify is native; array literals escaped element by
+    // element cost more), read back by column name, in order.
+    const { rows } = await sql<{ id: string }>`
+      WITH unsuppressed AS (
+        DELETE FROM waitlist_suppressions WHERE email_hash = ANY(${ordered.map((w) => w.suppressionHash())}::text[])
+      )
+      INSERT INTO waitlist (${sql.join(WAITLIST_COLUMNS.map((c) => sql.ref(c)))})
+      SELECT ${sql.join(WAITLIST_COLUMNS.map((c) => sql.ref(c)))}
+      FROM json_populate_recordset(NULL::waitlist, ${JSON.stringify(ordered.map((w) => w.entry))}::json)
+      ON CONFLICT DO NOTHING
+      RETURNING id`.execute(executor);
+    const ids = new Set(rows.map((r) => r.id));
+    return writes.map((w) => ids.has(w.entry.id));
+  };
+  return async (writes, beforeCommit) => {
+    if (!beforeCommit) return insertBatch(db, writes);
+    return db.transaction().execute(async (trx) => {
+      const inserted = await insertBatch(trx, writes);
+      await beforeCommit(trx, inserted);
+      return inserted;
+    });
+  };
+}
+
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+
+/**
+ * An entry by address (case-insensitively) or id, locked until the transaction ends on PostgreSQL
+ * (SQLite has one writer at a time: the transaction's first write takes the lock, and Kysely runs
+ * the whole transaction on its one connection). Call inside a transaction.
+ */
+export async function lockWaitlistEntry(trx: Db, by: { email: string } | { id: string }): Promise<WaitlistEntry | undefined> {
+  const row = await trx
+    .selectFrom('waitlist')
+    .select(WAITLIST_COLUMNS)
+    .$call((qb) =>
+      'id' in by ? qb.where('id', '=', by.id) : qb.where((eb) => eb(eb.fn('lower', ['email']), '=', by.email.toLowerCase())),
+    )
+    .$if(isPostgres(trx), (qb) => qb.forUpdate())
+    .executeTakeFirst();
+  return row ? toWaitlistEntry(row) : undefined;
+}
+
+/** The consent and e-mail fields an update may change (never the address, the time joined or the place). */
+export type EntryConsentUpdate = Partial<
+  Pick<WaitlistEntry, 'status' | 'consent_version' | 'confirmation_sent_at' | 'confirmed_at' | 'confirmed_ip' | 'unsubscribed_at'>
+>;
+
+/** Updates one entry's consent fields; resolves to whether it still existed. */
+export async function updateEntryConsent(db: Db, id: string, changes: EntryConsentUpdate): Promise<boolean> {
+  const result = await db.updateTable('waitlist').set(changes).where('id', '=', id).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Deletes one entry (erasure); resolves to whether it existed. */
+export async function deleteWaitlistEntry(db: Db, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('waitlist').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
+}
+
+/** Why a queued message to an unsubscribed person is never sent (shown in the admin's outbox view). */
+export const UNSUBSCRIBED_MAIL_ERROR = 'Not sent: the recipient unsubscribed';
+
+/**
+ * Every message to `email` still waiting in the outbox becomes failed with UNSUBSCRIBED_MAIL_ERROR
+ * (one being sent right now cannot be called back). Outbox rows of an entry carry its stored address.
+ */
+export async function cancelQueuedMail(db: Db, email: string): Promise<number> {
+  const result = await db
+    .updateTable('mail_outbox')
+    .set({ status: 'failed', last_error: UNSUBSCRIBED_MAIL_ERROR, lease_until: null })
+    .where('to_address', '=', email)
+    .where('status', '=', 'queued')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Deletes every outbox row to `email`, whatever its status: after an erasure they are personal data we no longer hold. */
+export async function deleteMailTo(db: Db, email: string): Promise<number> {
+  const result = await db.deleteFrom('mail_outbox').where('to_address', '=', email).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** Rows per multi-row INSERT: 7 parameters each, far below SQLite's 32,766 and PostgreSQL's 65,535. */

@@ -1,26 +1,37 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import formbody from '@fastify/formbody';
-import rateLimit from '@fastify/rate-limit';
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Geolocator } from '../geolocation/geolocator.js';
 import { HttpError } from '../http/errors.js';
-import { fastifyRateLimitStore } from '../rate-limit/fastify-store.js';
+import { isDatabaseUnavailable } from '../db/database.js';
+import { clientRateLimitHook } from '../rate-limit/hook.js';
+import { siteContent, type SiteContent } from '../../shared/site/content.js';
 import { PAGES, SIGNUP_ERROR_FILE } from '../../shared/site/pages.js';
 import {
+  CONSENT_FIELD,
   isSignupErrorCode,
   SIGNUP_BODY_LIMIT,
   SIGNUP_ERRORS,
   SIGNUP_FORM_FAILURES,
   SIGNUP_PATH,
 } from '../../shared/waitlist/signup-contract.js';
-import { signupCodeOf, signupRequestSchema, signupSuccessSchema } from '../../shared/waitlist/signup-schema.js';
-import { isHoneypotFilled, signUp, signupError } from './signup.js';
+import { isConsentTicked, signupCodeOf, signupRequestSchema, signupSuccessSchema } from '../../shared/waitlist/signup-schema.js';
+import { registerWaitlistEmails } from './emails/index.js';
+import { createSignupBatcher, type SignupBatchHooks } from './signup-batcher.js';
+import { isHoneypotFilled, signUp, signupError, signupUnavailable, type SignupDeps, type SignupStatus } from './signup.js';
 
 export interface WaitlistRoutesOptions {
   geolocator: Geolocator;
+  /** The consent text settings (content.ts `consent` by default; tests pass a checkbox text). */
+  consent?: SiteContent['consent'];
+  /** Test hooks of the group commit (signup-batcher.ts). */
+  signupBatch?: SignupBatchHooks;
 }
+
+/** What a 503 tells the client: when to try again. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /** Used when the build's signup error page is absent (tests, `npm run dev` without a web build). */
 export const FALLBACK_ERROR_PAGE = `<!doctype html>
@@ -51,64 +62,109 @@ export function renderErrorPage(template: string, title: string, message: string
   return template.replaceAll('{{title}}', () => escapeHtml(title)).replaceAll('{{message}}', () => escapeHtml(message));
 }
 
-/** The no-JavaScript form posts urlencoded; everything else is an API client and gets JSON. */
-function isFormPost(request: FastifyRequest): boolean {
-  const type = request.headers['content-type'];
-  return typeof type === 'string' && type.trim().toLowerCase().startsWith('application/x-www-form-urlencoded');
-}
-
-function pageTextFor(err: FastifyError | HttpError, status: number): { title: string; message: string } {
-  if (err instanceof HttpError) {
-    return { title: isSignupErrorCode(err.code) ? SIGNUP_ERRORS[err.code].title : SIGNUP_FORM_FAILURES.other.title, message: err.message };
-  }
-  return status === 413 ? SIGNUP_FORM_FAILURES.tooLarge : SIGNUP_FORM_FAILURES.other;
-}
-
-/** A stored signup, and a filled honeypot alike: 303 to /thanks for the form, 201 for API clients. */
-function answerJoined(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  reply.header('cache-control', 'no-store');
-  if (isFormPost(request)) return reply.status(303).header('location', PAGES.thanks.path).send();
-  return reply.status(201).send({ status: 'joined' });
-}
-
 /**
- * `POST /api/waitlist` (contract: src/shared/waitlist/signup-contract.ts), JSON or urlencoded
- * form, rate limited per client address. JSON errors go through the app's error handler; form
- * posts get the signup error page.
+ * The build's script-free page template (signup-error.html, `{{title}}` and `{{message}}`), read
+ * once on first use; the built-in page when there is no build. The e-mail link routes use it too.
  */
-export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (app, { geolocator }) => {
-  // Both plugins are registered inside this plugin's scope, so they only touch the signup route.
-  await app.register(formbody);
-  await app.register(rateLimit, {
-    global: false,
-    // Counts in the store chosen at start-up (memory on SQLite, else PostgreSQL or Redis, shared by
-    // every instance; see rate-limit/index.ts). A failing Redis falls back, it never throws here.
-    store: fastifyRateLimitStore(app.rateLimits.signups, 'signup'),
-  });
-  // Fastify parses text/plain by default; a signup in plain text is a client bug: 415.
-  app.removeContentTypeParser('text/plain');
-
-  const templatePath = path.join(app.config.webRoot, SIGNUP_ERROR_FILE);
+export function pageTemplateLoader(app: FastifyInstance, file: string = SIGNUP_ERROR_FILE): () => Promise<string> {
+  const templatePath = path.join(app.config.webRoot, file);
   let template: Promise<string> | undefined;
-  const loadTemplate = (): Promise<string> => {
+  return () => {
     template ??= fs.readFile(templatePath, 'utf8').catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') app.log.warn({ err, file: templatePath }, 'signup error page unreadable; using the built-in page');
       return FALLBACK_ERROR_PAGE;
     });
     return template;
   };
+}
+
+/** The no-JavaScript form posts urlencoded; everything else is an API client and gets JSON. */
+export function isFormPost(request: FastifyRequest): boolean {
+  const type = request.headers['content-type'];
+  return typeof type === 'string' && type.trim().toLowerCase().startsWith('application/x-www-form-urlencoded');
+}
+
+function pageTextFor(err: FastifyError | HttpError, status: number): { title: string; message: string } {
+  if (status >= 500) return SIGNUP_FORM_FAILURES.other;
+  if (err instanceof HttpError) {
+    return { title: isSignupErrorCode(err.code) ? SIGNUP_ERRORS[err.code].title : SIGNUP_FORM_FAILURES.other.title, message: err.message };
+  }
+  return status === 413 ? SIGNUP_FORM_FAILURES.tooLarge : SIGNUP_FORM_FAILURES.other;
+}
+
+/**
+ * A stored signup, and a filled honeypot alike: 303 to /thanks for the form, 201 for API clients.
+ * `pending` (double opt-in on) goes to the same /thanks, which the server then serves in its
+ * check-your-inbox variant.
+ */
+function answerJoined(request: FastifyRequest, reply: FastifyReply, status: SignupStatus): FastifyReply {
+  reply.header('cache-control', 'no-store');
+  if (isFormPost(request)) return reply.status(303).header('location', PAGES.thanks.path).send();
+  // The same bytes signupSuccessSchema would serialize, written once: a string with a JSON type is sent as is.
+  return reply.status(201).header('content-type', JSON_TYPE).send(JOINED_BODIES[status]);
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const JOINED_BODIES: Record<SignupStatus, string> = {
+  joined: JSON.stringify(signupSuccessSchema.parse({ status: 'joined' })),
+  pending: JSON.stringify(signupSuccessSchema.parse({ status: 'pending' })),
+};
+
+/**
+ * `POST /api/waitlist` (contract: src/shared/waitlist/signup-contract.ts), JSON or urlencoded
+ * form, rate limited per client address. JSON errors go through the app's error handler; form
+ * posts get the signup error page.
+ */
+export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (app, { geolocator, consent = siteContent.consent, signupBatch }) => {
+  // The confirmation, welcome and invite e-mails render when the outbox worker sends them.
+  registerWaitlistEmails(app);
+  // Registered inside this plugin's scope, so it only touches the signup route.
+  await app.register(formbody);
+  // Fastify parses text/plain by default; a signup in plain text is a client bug: 415.
+  app.removeContentTypeParser('text/plain');
+
+  const loadTemplate = pageTemplateLoader(app);
 
   // Form posts get an HTML page for every error; API clients fall through to the app's JSON handler.
   app.setErrorHandler(async (err: FastifyError | HttpError, request, reply) => {
     if (!isFormPost(request)) throw err;
-    const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    const code = typeof err.statusCode === 'number' ? err.statusCode : 500;
+    const status = (code >= 400 && code < 500) || (err instanceof HttpError && code === 503) ? code : 500;
     if (status === 500) request.log.error({ err }, 'request failed');
     const { title, message } = pageTextFor(err, status);
     const page = renderErrorPage(await loadTemplate(), title, message);
     return reply.status(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page);
   });
 
+  const unavailable = (reply: FastifyReply) => {
+    reply.header('retry-after', UNAVAILABLE_RETRY_AFTER_SECONDS);
+    return signupUnavailable();
+  };
+
   const { max, windowMs } = app.config.signupRateLimit;
+  // Counted before the body is read, in the store chosen at start-up (memory on SQLite, else
+  // PostgreSQL or Redis, shared by every instance; see rate-limit/index.ts). A failing Redis falls
+  // back to memory; a database that cannot count is an outage (503).
+  const countSignup = clientRateLimitHook({
+    store: app.rateLimits.signups,
+    kind: 'signup',
+    max,
+    windowMs,
+    error: () => signupError('rate_limited'),
+    storeError: (err, reply) => (isDatabaseUnavailable(err) ? unavailable(reply) : err instanceof Error ? err : new Error(String(err))),
+  });
+
+  const batcher = createSignupBatcher({ db: app.database.db, mail: app.mail, log: app.log, hooks: signupBatch });
+  const deps = (request: FastifyRequest): SignupDeps => ({
+    db: app.database.db,
+    batcher,
+    geolocator,
+    log: request.log,
+    mail: app.mail,
+    box: app.secretBox,
+    consent: app.config.consent,
+    consentVersion: consent.version,
+  });
 
   app.withTypeProvider<ZodTypeProvider>().post(
     SIGNUP_PATH,
@@ -117,27 +173,24 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
       schema: { body: signupRequestSchema, response: { 201: signupSuccessSchema } },
       // A bad address is answered with its signup code (below), not the generic validation error.
       attachValidation: true,
-      config: {
-        rateLimit: {
-          max,
-          timeWindow: windowMs,
-          // Default key: `request.ip` (which honours TRUST_PROXY), IPv4-mapped IPv6 folded to IPv4,
-          // IPv6 grouped by /64 since one client usually owns a whole /64.
-          ipv6Subnet: 64,
-          errorResponseBuilder: () => signupError('rate_limited'),
-        },
-      },
-      // The honeypot is looked at before the address, so a bot learns nothing from the answer.
-      preValidation: async (request, reply) => {
-        if (!isHoneypotFilled(request.body)) return;
-        request.log.info({ reason: 'honeypot' }, 'waitlist signup ignored');
-        return answerJoined(request, reply);
-      },
+      onRequest: countSignup,
     },
     async (request, reply) => {
+      // The honeypot is looked at before the address, so a bot learns nothing from the answer:
+      // it is answered like a real signup under the current setting.
+      if (isHoneypotFilled(request.body)) {
+        request.log.info({ reason: 'honeypot' }, 'waitlist signup ignored');
+        return answerJoined(request, reply, app.config.consent.confirmation === 'required' ? 'pending' : 'joined');
+      }
       if (request.validationError) throw signupError(signupCodeOf(request.validationError.validation));
-      await signUp({ db: app.database.db, geolocator, log: request.log }, request.body.email, request.ip);
-      return answerJoined(request, reply);
+      if (consent.checkbox !== null && !isConsentTicked(request.body[CONSENT_FIELD])) throw signupError('consent_required');
+      try {
+        const { status } = await signUp(deps(request), request.body.email, request.ip);
+        return answerJoined(request, reply, status);
+      } catch (err) {
+        if (err instanceof HttpError && err.statusCode === 503) throw unavailable(reply);
+        throw err;
+      }
     },
   );
 };

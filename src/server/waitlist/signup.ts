@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { isUniqueViolation } from '../db/database.js';
+import type { ConsentConfig } from '../config.js';
 import type { Database } from '../db/schema.js';
 import type { Geolocator, GeoLocation, GeoLogger } from '../geolocation/geolocator.js';
 import { normalizeIp } from '../geolocation/ip.js';
+import { isDatabaseUnavailable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
+import type { TemplatedMessage } from '../mail/outbox.js';
 import { HONEYPOT_FIELD, SIGNUP_ERRORS, type SignupErrorCode } from '../../shared/waitlist/signup-contract.js';
-import { insertWaitlistEntry } from './repository.js';
+import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { confirmationMail, queueRequired, welcomeMail, type MailQueue } from './consent-mail.js';
+import { insertSignup, lockWaitlistEntry, updateEntryConsent } from './repository.js';
+import type { SignupBatcher } from './signup-batcher.js';
+import { suppressionHash, type SuppressionBox } from './suppression.js';
 
 export function signupError(code: SignupErrorCode): HttpError {
   const { status, message } = SIGNUP_ERRORS[code];
@@ -15,9 +21,24 @@ export function signupError(code: SignupErrorCode): HttpError {
 
 export interface SignupDeps {
   db: Kysely<Database>;
+  /** The group commit (signup-batcher.ts); without it each signup is written in a transaction of its own. */
+  batcher?: SignupBatcher;
   geolocator: Geolocator;
-  log: GeoLogger;
+  log: GeoLogger & { info(obj: object, msg: string): void };
+  /** app.mail: the confirmation (double opt-in) and welcome e-mails are queued with the entry. */
+  mail: MailQueue;
+  /** app.secretBox: the address's suppression hash is removed when it joins again. */
+  box: SuppressionBox;
+  /** app.config.consent: double opt-in, resend interval, welcome e-mail. */
+  consent: Pick<ConsentConfig, 'confirmation' | 'confirmationResendSeconds' | 'welcome'>;
+  /** The version of the consent text the visitor saw (content.ts `consent.version`), stored with the entry. */
+  consentVersion: string;
+  /** The clock (tests); now by default. */
+  now?: () => Date;
 }
+
+/** `joined`, or `pending` when double opt-in is on: what the signup answers (the thanks page's variant). */
+export type SignupStatus = 'joined' | 'pending';
 
 function isFilled(value: unknown): boolean {
   if (typeof value === 'string') return value.trim() !== '';
@@ -40,35 +61,165 @@ async function locate(geolocator: Geolocator, ip: string | null, log: GeoLogger)
   }
 }
 
+/** A signup the database could not take (unreachable, overloaded, out of space): 503, try again later. */
+export const SIGNUP_UNAVAILABLE = {
+  status: 503,
+  code: 'unavailable',
+  message: 'The waitlist cannot take signups at the moment. Please try again in a minute.',
+} as const;
+
+export function signupUnavailable(): HttpError {
+  return new HttpError(SIGNUP_UNAVAILABLE.status, SIGNUP_UNAVAILABLE.code, SIGNUP_UNAVAILABLE.message);
+}
+
 /**
- * Adds an address (already validated and normalized by the signup schema) to the waitlist. Throws
- * `already_registered` for a known address; any other rejection is a server fault. Resolves only
- * after the insert has committed, so whatever the caller acknowledges is stored.
+ * Adds an address (already validated and normalized by the signup schema) to the waitlist, with its
+ * consent record. Resolves only after everything has committed, so whatever the caller acknowledges
+ * is stored, and any e-mail it causes is in the outbox in the same transaction.
+ *
+ * - New address: `joined` (confirmation off) or `pending` with the confirmation e-mail queued
+ *   (SIGNUP_CONFIRMATION=required); the welcome e-mail too when MAIL_WELCOME=on and it joined.
+ * - Known address (see rejoin): pending gets the confirmation again (at most once per resend
+ *   interval) and answers like a new signup; unsubscribed signs back up; anything else is the
+ *   spec's `already_registered`.
+ *
+ * With `deps.batcher` (the server), a new address is written by the group commit together with the
+ * signups that arrived with it; a known one (or one repeated in the batch) is then handled here on
+ * its own, and a batch that failed as a whole is retried here one signup at a time, so one row that
+ * cannot be written fails only its own request. A database outage rejects with a 503 HttpError.
  *
  * IP and location come from the server only (`ip` is `request.ip`, which honours TRUST_PROXY).
  */
-export async function signUp(deps: SignupDeps, email: string, ip: string | undefined): Promise<{ id: string }> {
+export async function signUp(deps: SignupDeps, email: string, ip: string | undefined): Promise<{ id: string; status: SignupStatus }> {
   // The spec says "on failure all four are null", but that described a browser asking a third
   // party for its own address. Here the server always knows the address it saw, so ip_address is
   // stored even when the location lookup fails; only country, city and region become null.
   const ipAddress = normalizeIp(ip);
   const location = await locate(deps.geolocator, ipAddress, deps.log);
 
-  const id = randomUUID();
+  const now = (deps.now ?? (() => new Date()))();
+  const confirm = deps.consent.confirmation === 'required';
+  if (confirm && !deps.mail.enabled) throw new Error('e-mail is off (no SMTP_URL): cannot queue the confirmation e-mail');
+  const at = now.toISOString();
+  const entry: WaitlistEntry = {
+    id: randomUUID(),
+    email,
+    created_at: at,
+    ip_address: ipAddress,
+    country: location?.country ?? null,
+    city: location?.city ?? null,
+    region: location?.region ?? null,
+    ...NO_CONSENT_RECORD,
+    status: confirm ? 'pending' : 'joined',
+    consent_version: deps.consentVersion,
+    confirmation_sent_at: confirm ? at : null,
+  };
+  // Computed once, and only when needed: the batch skips it while no address is suppressed (SQLite).
+  let hashed: string | undefined;
+  const hash = () => (hashed ??= suppressionHash(deps.box, email));
+  const joined = { id: entry.id, status: confirm ? 'pending' : 'joined' } as const;
+
   try {
-    await insertWaitlistEntry(deps.db, {
-      id,
-      email,
-      created_at: new Date().toISOString(),
-      ip_address: ipAddress,
-      country: location?.country ?? null,
-      city: location?.city ?? null,
-      region: location?.region ?? null,
-    });
+    if (deps.batcher) {
+      let inserted: boolean | null = null;
+      try {
+        inserted = await deps.batcher.submit({ entry, suppressionHash: hash, mail: joinMail(deps, entry) });
+      } catch (err) {
+        // Logged by the batcher; an outage fails this signup too, anything else is retried alone below.
+        if (isDatabaseUnavailable(err)) throw err;
+      }
+      if (inserted === true) return joined;
+      if (inserted === false) return await deps.db.transaction().execute((trx) => rejoinOrInsert(trx, deps, entry, hash, now));
+    }
+    return await signUpAlone(deps, entry, hash, now);
   } catch (err) {
-    if (isUniqueViolation(err)) throw signupError('already_registered');
+    if (isDatabaseUnavailable(err)) throw signupUnavailable();
     throw err;
   }
-  deps.log.info({ entryId: id }, 'waitlist signup stored');
-  return { id };
+}
+
+/** One signup in its own transaction: the path of a signup whose batch failed (and of callers without a batcher). */
+async function signUpAlone(deps: SignupDeps, entry: WaitlistEntry, hash: () => string, now: Date): Promise<{ id: string; status: SignupStatus }> {
+  const joined = { id: entry.id, status: entry.status === 'pending' ? 'pending' : 'joined' } as const;
+  if (!joinMail(deps, entry)) {
+    // The spec's flow: one statement for a new address (see insertSignup), no e-mail.
+    if (await insertSignup(deps.db, entry, hash())) return joined;
+    return deps.db.transaction().execute((trx) => rejoinOrInsert(trx, deps, entry, hash, now));
+  }
+  return deps.db.transaction().execute(async (trx) => {
+    if (await insertSignup(trx, entry, hash())) {
+      await queueJoinMail(trx, deps, entry);
+      return joined;
+    }
+    return rejoinOrInsert(trx, deps, entry, hash, now);
+  });
+}
+
+/** The e-mail a fresh `pending` (confirmation) or `joined` (welcome, MAIL_WELCOME=on) entry gets, if any. */
+function joinMail(deps: SignupDeps, entry: Pick<WaitlistEntry, 'id' | 'email' | 'status'>): TemplatedMessage | null {
+  if (entry.status === 'pending') return confirmationMail(entry);
+  if (deps.consent.welcome && deps.mail.enabled) return welcomeMail(entry);
+  return null;
+}
+
+/** The e-mail a fresh `joined`/`pending` entry gets: the confirmation, or the welcome (MAIL_WELCOME=on). */
+async function queueJoinMail(trx: Kysely<Database>, deps: SignupDeps, entry: Pick<WaitlistEntry, 'id' | 'email' | 'status'>): Promise<void> {
+  if (entry.status === 'pending') await queueRequired(deps.mail, trx, confirmationMail(entry));
+  else if (deps.consent.welcome && deps.mail.enabled) await deps.mail.enqueue(trx, welcomeMail(entry));
+}
+
+/** A known address signing up again (inside a transaction); inserts after all when it was erased meanwhile. */
+async function rejoinOrInsert(
+  trx: Kysely<Database>,
+  deps: SignupDeps,
+  entry: WaitlistEntry,
+  hash: () => string,
+  now: Date,
+): Promise<{ id: string; status: SignupStatus }> {
+  const known = await lockWaitlistEntry(trx, { email: entry.email });
+  if (!known) {
+    // Erased between the insert and this read: it is a new address after all.
+    if (!(await insertSignup(trx, entry, hash()))) throw signupError('already_registered');
+    await queueJoinMail(trx, deps, entry);
+    return { id: entry.id, status: entry.status === 'pending' ? 'pending' : 'joined' };
+  }
+  const confirm = deps.consent.confirmation === 'required';
+  const at = now.toISOString();
+  switch (known.status) {
+    case 'pending': {
+      if (!confirm) {
+        // Double opt-in was turned off since: under the spec's flow, signing up is joining.
+        await updateEntryConsent(trx, known.id, { status: 'joined', consent_version: deps.consentVersion });
+        await queueJoinMail(trx, deps, { ...known, status: 'joined' });
+        return { id: known.id, status: 'joined' };
+      }
+      // Never a dead end, and the answer never tells whether the address was known; the e-mail is
+      // sent again at most once per resend interval, so the form cannot be used to flood a mailbox.
+      const sentAt = known.confirmation_sent_at === null ? 0 : Date.parse(known.confirmation_sent_at);
+      if (now.getTime() - sentAt >= deps.consent.confirmationResendSeconds * 1000) {
+        await updateEntryConsent(trx, known.id, { confirmation_sent_at: at, consent_version: deps.consentVersion });
+        await queueRequired(deps.mail, trx, confirmationMail(known));
+        deps.log.info({ entryId: known.id }, 'waitlist signup: confirmation sent again');
+      }
+      return { id: known.id, status: 'pending' };
+    }
+    case 'unsubscribed': {
+      // The person asked to be back: a new consent (confirmed again when double opt-in is on). The
+      // place on the waitlist (time joined, address seen) is kept, as unsubscribing kept it.
+      const status = confirm ? 'pending' : 'joined';
+      await updateEntryConsent(trx, known.id, {
+        status,
+        consent_version: deps.consentVersion,
+        unsubscribed_at: null,
+        confirmation_sent_at: confirm ? at : null,
+        confirmed_at: null,
+        confirmed_ip: null,
+      });
+      await queueJoinMail(trx, deps, { ...known, status });
+      deps.log.info({ entryId: known.id, status }, 'waitlist signup: unsubscribed address signed back up');
+      return { id: known.id, status };
+    }
+    default:
+      throw signupError('already_registered');
+  }
 }

@@ -1,4 +1,4 @@
-import type { PageName } from '../../shared/site/pages.js';
+import type { PageName } from './pages.js';
 
 /**
  * Every piece of marketing copy and every deployment-specific value of the public site, in one place.
@@ -31,6 +31,45 @@ export interface SiteContent {
     rocketLabel: string;
     redirecting: string;
     redirectAfterMs: number;
+    /** Added below the spec's texts only when double opt-in is on (SIGNUP_CONFIRMATION=required). */
+    checkInbox: string;
+  };
+  /**
+   * The consent record. `version` is stored with every entry (which words the visitor saw); change
+   * it whenever `checkbox` or the form's wording changes. `checkbox`: null (the spec: no box), or
+   * the text of a box that must be ticked to join.
+   */
+  consent: { version: string; checkbox: string | null };
+  /** The double opt-in link's page. */
+  confirmPage: {
+    title: string;
+    lead: string;
+    button: string;
+    busy: string;
+    confirmed: { title: string; message: string };
+    alreadyConfirmed: { title: string; message: string };
+    missingToken: string;
+    homeLink: string;
+  };
+  /** Every e-mail's "unsubscribe or erase" page. */
+  preferencesPage: {
+    title: string;
+    /** `{email}` is replaced by the address the link is for. */
+    lead: string;
+    leadWithoutJs: string;
+    unsubscribe: { button: string; busy: string; explanation: string; done: { title: string; message: string }; already: { title: string; message: string } };
+    erase: {
+      button: string;
+      busy: string;
+      explanation: string;
+      confirmTitle: string;
+      confirmDescription: string;
+      confirmButton: string;
+      cancel: string;
+      done: { title: string; message: string };
+    };
+    missingToken: string;
+    homeLink: string;
   };
   notFound: { title: string; link: string };
   footer: {
@@ -74,6 +113,42 @@ export const siteContent: SiteContent = {
     rocketLabel: 'launch',
     redirecting: 'Redirecting you back to the homepage in a few seconds...',
     redirectAfterMs: 5000,
+    checkInbox: 'Please check your inbox and confirm your email address to complete your signup.',
+  },
+  consent: { version: '2026-11-24', checkbox: null },
+  confirmPage: {
+    title: 'Confirm your email',
+    lead: 'One last step: confirm that this address is yours to join the waitlist.',
+    button: 'Confirm my email',
+    busy: 'Confirming...',
+    confirmed: { title: 'Email confirmed', message: "You're on the waitlist. We'll e-mail you when we launch." },
+    alreadyConfirmed: { title: 'Already confirmed', message: 'This address was confirmed before. Nothing else to do.' },
+    missingToken: 'This page needs the link from your confirmation e-mail. Open the link in the e-mail again.',
+    homeLink: 'Go to the homepage',
+  },
+  preferencesPage: {
+    title: 'Email preferences',
+    lead: 'Manage the waitlist e-mails for {email}.',
+    leadWithoutJs: 'Manage the waitlist e-mails for the address this link was sent to.',
+    unsubscribe: {
+      button: 'Unsubscribe',
+      busy: 'Unsubscribing...',
+      explanation: 'Stop all e-mail from us. Your place on the waitlist is kept.',
+      done: { title: 'You are unsubscribed', message: 'We will not e-mail this address again.' },
+      already: { title: 'Already unsubscribed', message: 'This address was unsubscribed before. We will not e-mail it again.' },
+    },
+    erase: {
+      button: 'Erase my data',
+      busy: 'Erasing...',
+      explanation: 'Delete your waitlist entry and everything we stored with it.',
+      confirmTitle: 'Erase your data?',
+      confirmDescription: 'Your entry is deleted for good. You can join the waitlist again at any time.',
+      confirmButton: 'Erase',
+      cancel: 'Cancel',
+      done: { title: 'Your data is erased', message: 'Your waitlist entry was deleted. We keep only a one-way fingerprint of the address so it is never imported again.' },
+    },
+    missingToken: 'This page needs the link from one of our e-mails. Open the link in the e-mail again.',
+    homeLink: 'Go to the homepage',
   },
   notFound: { title: 'Oops! Page not found', link: 'Return to Home' },
   footer: {
@@ -94,6 +169,8 @@ export const siteContent: SiteContent = {
     notFound: 'Page not found',
     auth: 'Admin Login',
     admin: 'Waitlist administration',
+    confirm: 'Confirm your email',
+    preferences: 'Email preferences',
   },
   header: { homeLinkLabel: 'home', contactLabel: 'Contact' },
   skipLink: 'Skip to content',
@@ -110,4 +187,43 @@ export const prerenderContent = {
     'Compliant tokenization solutions for private markets. Join the waitlist to be the first to access tokenized private assets.',
   /** The script-free page the server shows when a no-JavaScript signup fails. */
   signupError: { backLink: 'Back to the homepage' },
+};
+
+/**
+ * The e-mails' words and the sender's identity (src/server/waitlist/emails). Kept out of
+ * `siteContent` so the browser's bundle does not carry them. `{productName}` is replaced.
+ */
+export const emailContent = {
+  /** deployment: the sender's postal address, required in every e-mail (CAN-SPAM). */
+  postalAddress: 'Meridian Private Markets, 100 Example Street, New York, NY 10001, USA',
+  footer: {
+    reason: 'You receive this e-mail because this address joined the {productName} waitlist.',
+    manage: 'Unsubscribe or erase your data',
+  },
+  confirmation: {
+    subject: 'Confirm your email for the {productName} waitlist',
+    preview: 'One click to confirm your place on the waitlist.',
+    heading: 'Confirm your email',
+    body: 'Thanks for joining the {productName} waitlist. Please confirm that this address is yours:',
+    button: 'Confirm my email',
+    expiry: 'The link works for {hours} hours. If you did not sign up, ignore this e-mail and you will not hear from us again.',
+  },
+  welcome: {
+    subject: "You're on the {productName} waitlist",
+    preview: "You're on the list: we'll write when we launch.",
+    heading: "You're on the waitlist",
+    body: "Thanks for joining. You'll be among the first to access tokenized private assets, and we'll e-mail you when we launch.",
+  },
+  invite: {
+    subject: '{productName} is live: your invitation',
+    preview: 'The wait is over: you are invited.',
+    heading: 'You are invited',
+    body: 'Thanks for waiting. {productName} is now open to you: sign in and explore tokenized private-market offerings.',
+    button: 'Get started',
+    /** Where the invite's button leads: a path on PUBLIC_URL or a full URL. */
+    url: '/',
+  },
+  test: {
+    subject: 'Test e-mail from {productName}',
+  },
 };

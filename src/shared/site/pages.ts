@@ -1,6 +1,6 @@
 /**
  * Every page of the site, in one table: read by the React router, the server's page routes and the
- * prerender script. A page's title is the web app's wording: `pageTitles` in src/web/site/content.ts,
+ * prerender script. A page's title is the web app's wording: `pageTitles` in src/shared/site/content.ts,
  * keyed by the page's name here.
  */
 export interface Page {
@@ -15,6 +15,10 @@ export interface Page {
 export const PAGES = {
   home: { path: '/', file: 'index.html', clientOnly: false },
   thanks: { path: '/thanks', file: 'thanks.html', clientOnly: false },
+  /** The double opt-in link's page (src/shared/waitlist/consent-contract.ts): a Confirm button. */
+  confirm: { path: '/confirm', file: 'confirm.html', clientOnly: false },
+  /** Every e-mail's "unsubscribe or erase" link, and the List-Unsubscribe URL. */
+  preferences: { path: '/unsubscribe', file: 'unsubscribe.html', clientOnly: false },
   auth: { path: '/auth', file: 'auth.html', clientOnly: true },
   admin: { path: '/admin', file: 'admin.html', clientOnly: true },
   notFound: { path: null, file: '404.html', clientOnly: false },
@@ -26,6 +30,23 @@ export const PAGE_NAMES = Object.keys(PAGES) as PageName[];
 
 /** Not a page of its own: the script-free template the server fills in when a form-post signup fails. */
 export const SIGNUP_ERROR_FILE = 'signup-error.html';
+
+/**
+ * The thanks page as the server sends it when double opt-in is on (SIGNUP_CONFIRMATION=required): the
+ * same page plus the check-inbox line, with this `<meta>` in its head so the browser hydrates it with
+ * that line too.
+ */
+export const THANKS_CHECK_INBOX = {
+  file: 'thanks-confirm.html',
+  meta: { name: 'signup-confirmation', content: 'required' },
+} as const;
+
+/**
+ * Not pages of their own: the script-free templates the server fills in (`{{title}}`, `{{message}}`,
+ * HTML-escaped) to answer the no-JavaScript forms of the e-mail link pages (/confirm, /unsubscribe).
+ */
+export const LINK_RESULT_FILES = { success: 'link-success.html', error: 'link-error.html' } as const;
+export type LinkResultTone = keyof typeof LINK_RESULT_FILES;
 
 function normalize(pathname: string): string {
   return pathname.length > 1 ? pathname.replace(/\/+$/, '') : pathname;

@@ -2,13 +2,15 @@ import { csvRecord, CSV_BOM, isBlankRecord, readCsvRecords, removeFormulaQuote, 
 import { isValidWallTime, wallTimeToUtc, type WallTime } from '../time-zone.js';
 import { formatDateJoined, formatIpAddress, formatLocation } from './display.js';
 import { checkWaitlistEmail } from './email.js';
-import type { EntryLocation, WaitlistEntry } from './entry.js';
+import { ENTRY_STATUSES, NO_CONSENT_RECORD, type EntryLocation, type EntryStatus, type WaitlistEntry } from './entry.js';
 
 /**
  * The waitlist as CSV, both ways: the admin export and `npm run db -- export` write it, `npm run db
  * -- import` reads it back, or reads the original product's export (the same four columns). Each
  * column is declared once below with its header, how an entry is written into it and how a cell is
- * read back; the file format itself (quoting, BOM, formula rule) is ../csv.ts.
+ * read back; the file format itself (quoting, BOM, formula rule) is ../csv.ts. The spec's four
+ * columns are always written; the consent columns (status and consent record) only on request
+ * (`npm run db -- export --consent`), and are read back whenever a file has them.
  *
  * Reading accepts:
  * - a UTF-8 byte-order mark, CRLF or LF (or lone CR) line ends, RFC 4180 quoting (commas, doubled
@@ -20,7 +22,10 @@ import type { EntryLocation, WaitlistEntry } from './entry.js';
  *   file was written in) or ISO-8601 ("2026-11-22T06:04:00Z"; without an offset it is read in the
  *   time zone too);
  * - IP Address 'N/A' or empty → null;
- * - Location 'Unknown' or empty → no location; otherwise see `parseLocation`.
+ * - Location 'Unknown' or empty → no location; otherwise see `parseLocation`;
+ * - the consent columns, all optional: Status (empty → joined), Consent Version, Confirmed At,
+ *   Invited At, Unsubscribed At (ISO-8601 as written, or like Date Joined; empty → none) and
+ *   Confirmed IP (like IP Address). Without them an entry has no consent record (NO_CONSENT_RECORD).
  *
  * The whole file is parsed from one string; at 100,000 lines that is ~10 MB of text plus one small
  * object per row, which is fine for a command-line tool.
@@ -176,22 +181,79 @@ export const WAITLIST_CSV_COLUMNS = {
   location: { header: 'Location', format: (e) => formatLocation(e), parse: (cell) => ({ ok: true, fields: parseLocation(cell) }) },
 } as const satisfies Record<string, WaitlistCsvColumn>;
 
-type ColumnKey = keyof typeof WAITLIST_CSV_COLUMNS;
-const COLUMN_KEYS = Object.keys(WAITLIST_CSV_COLUMNS) as ColumnKey[];
-const COLUMNS: readonly WaitlistCsvColumn[] = Object.values(WAITLIST_CSV_COLUMNS);
-const HEADERS = COLUMNS.map((c) => c.header);
+type TimestampField = 'confirmed_at' | 'invited_at' | 'unsubscribed_at';
+
+/** A consent timestamp: written as exact ISO-8601 UTC (a record of consent keeps the second), read like Date Joined. */
+function timestampColumn(header: string, field: TimestampField): WaitlistCsvColumn {
+  return {
+    header,
+    format: (e) => e[field] ?? '',
+    parse: (cell, timeZone) => {
+      const v = cell.trim();
+      if (v === '') return { ok: true, fields: { [field]: null } };
+      const parsed = parseDateJoined(v, timeZone);
+      if (parsed !== null) return { ok: true, fields: { [field]: parsed } };
+      return { ok: false, reason: `unrecognised ${header} ${show(v)} (expected ISO-8601 or e.g. "Nov 22, 2026, 06:04 AM")` };
+    },
+  };
+}
+
+/** The longest Consent Version accepted from a file (content.ts versions are short labels). */
+const MAX_CONSENT_VERSION_LENGTH = 200;
+
+function parseStatusCell(cell: string): CellResult {
+  const v = cell.trim().toLowerCase();
+  if (v === '') return { ok: true, fields: { status: 'joined' } };
+  if ((ENTRY_STATUSES as readonly string[]).includes(v)) return { ok: true, fields: { status: v as EntryStatus } };
+  return { ok: false, reason: `unknown Status ${show(cell.trim())} (expected one of ${ENTRY_STATUSES.join(', ')})` };
+}
+
+function parseConsentVersionCell(cell: string): CellResult {
+  const v = cell.trim();
+  if (v.length > MAX_CONSENT_VERSION_LENGTH) return { ok: false, reason: `Consent Version longer than ${MAX_CONSENT_VERSION_LENGTH} characters` };
+  return { ok: true, fields: { consent_version: v === '' ? null : v } };
+}
+
+/** The status and consent record of each entry, after the spec's columns (`export --consent`). */
+export const CONSENT_CSV_COLUMNS = {
+  status: { header: 'Status', format: (e) => e.status, parse: parseStatusCell },
+  consentVersion: { header: 'Consent Version', format: (e) => e.consent_version ?? '', parse: parseConsentVersionCell },
+  confirmedAt: timestampColumn('Confirmed At', 'confirmed_at'),
+  confirmedIp: {
+    header: 'Confirmed IP',
+    format: (e) => formatIpAddress(e.confirmed_ip),
+    parse: (cell) => ({ ok: true, fields: { confirmed_ip: parseIpAddress(cell) } }),
+  },
+  invitedAt: timestampColumn('Invited At', 'invited_at'),
+  unsubscribedAt: timestampColumn('Unsubscribed At', 'unsubscribed_at'),
+} as const satisfies Record<string, WaitlistCsvColumn>;
+
+/** Every column a file may have, in the order the export writes them. */
+const ALL_CSV_COLUMNS = { ...WAITLIST_CSV_COLUMNS, ...CONSENT_CSV_COLUMNS };
+type ColumnKey = keyof typeof ALL_CSV_COLUMNS;
+const COLUMN_KEYS = Object.keys(ALL_CSV_COLUMNS) as ColumnKey[];
+const SPEC_COLUMNS: readonly WaitlistCsvColumn[] = Object.values(WAITLIST_CSV_COLUMNS);
+const WITH_CONSENT_COLUMNS: readonly WaitlistCsvColumn[] = Object.values(ALL_CSV_COLUMNS);
+const HEADERS = SPEC_COLUMNS.map((c) => c.header);
 
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-/** The header record: Email, Date Joined, IP Address, Location. */
-export function waitlistCsvHeader(): string {
-  return csvRecord(HEADERS);
+export interface WaitlistCsvOptions {
+  /** Add the consent columns (Status, Consent Version, Confirmed At, Confirmed IP, Invited At, Unsubscribed At). */
+  consent?: boolean;
+}
+
+const columnsFor = (options: WaitlistCsvOptions) => (options.consent ? WITH_CONSENT_COLUMNS : SPEC_COLUMNS);
+
+/** The header record: Email, Date Joined, IP Address, Location (then the consent columns when asked for). */
+export function waitlistCsvHeader(options: WaitlistCsvOptions = {}): string {
+  return csvRecord(columnsFor(options).map((c) => c.header));
 }
 
 /** One entry as a record; Date Joined is written in `timeZone`, as the admin table shows it. */
-export function waitlistCsvRecord(entry: WaitlistEntry, timeZone: string): string {
-  return csvRecord(COLUMNS.map((c) => c.format(entry, timeZone)));
+export function waitlistCsvRecord(entry: WaitlistEntry, timeZone: string, options: WaitlistCsvOptions = {}): string {
+  return csvRecord(columnsFor(options).map((c) => c.format(entry, timeZone)));
 }
 
 /**
@@ -202,12 +264,13 @@ export async function* waitlistCsvChunks(
   batches: AsyncIterable<readonly WaitlistEntry[]>,
   timeZone: string,
   onBatch?: (rows: number) => void,
+  options: WaitlistCsvOptions = {},
 ): AsyncGenerator<string> {
-  yield CSV_BOM + waitlistCsvHeader();
+  yield CSV_BOM + waitlistCsvHeader(options);
   for await (const batch of batches) {
     if (batch.length === 0) continue;
     let chunk = '';
-    for (const entry of batch) chunk += waitlistCsvRecord(entry, timeZone);
+    for (const entry of batch) chunk += waitlistCsvRecord(entry, timeZone, options);
     onBatch?.(batch.length);
     yield chunk;
   }
@@ -243,7 +306,7 @@ function normalizeHeader(value: string): string {
   return removeFormulaQuote(value.replace(/^\uFEFF/, '')).trim().replace(/\s+/g, ' ').toLowerCase();
 }
 
-const HEADER_KEYS = new Map<string, ColumnKey>(COLUMN_KEYS.map((key) => [WAITLIST_CSV_COLUMNS[key].header.toLowerCase(), key]));
+const HEADER_KEYS = new Map<string, ColumnKey>(COLUMN_KEYS.map((key) => [ALL_CSV_COLUMNS[key].header.toLowerCase(), key]));
 const EXPECTED_HEADER = HEADERS.join(', ');
 
 /** Where each known column stands in the file; throws CsvHeaderError when Email is missing or a column repeats. */
@@ -258,7 +321,7 @@ function readHeader(header: CsvRecord, warnings: string[]): Partial<Record<Colum
       return;
     }
     if (index[key] !== undefined) {
-      throw new CsvHeaderError(`Line ${header.line}: the column "${WAITLIST_CSV_COLUMNS[key].header}" appears twice in the header.`);
+      throw new CsvHeaderError(`Line ${header.line}: the column "${ALL_CSV_COLUMNS[key].header}" appears twice in the header.`);
     }
     index[key] = i;
   });
@@ -319,10 +382,10 @@ export function parseWaitlistCsv(text: string, options: { timeZone?: string; now
       bad(`expected ${width} column${width === 1 ? '' : 's'}, found ${record.fields.length}`);
       continue;
     }
-    const entry: ImportedEntry = { email: '', created_at: fallbackCreatedAt, ip_address: null, ...NO_LOCATION };
+    const entry: ImportedEntry = { email: '', created_at: fallbackCreatedAt, ip_address: null, ...NO_LOCATION, ...NO_CONSENT_RECORD };
     for (const key of present) {
       const cell = removeFormulaQuote(record.fields[index[key]!] ?? '');
-      const parsed = WAITLIST_CSV_COLUMNS[key].parse(cell, timeZone);
+      const parsed = (ALL_CSV_COLUMNS[key] as WaitlistCsvColumn).parse(cell, timeZone);
       if (!parsed.ok) {
         bad(parsed.reason);
         continue records;

@@ -1,6 +1,17 @@
 import { z } from 'zod/mini';
 
 /**
+ * Where an entry stands for e-mail:
+ * - `pending`: joined with double opt-in on (SIGNUP_CONFIRMATION=required), link not used yet;
+ * - `joined`: joined without a confirmation step (confirmation off, or imported);
+ * - `confirmed`: used the confirmation link;
+ * - `invited`: sent the launch invite;
+ * - `unsubscribed`: asked for no more e-mail; never mailed again.
+ */
+export const ENTRY_STATUSES = ['pending', 'joined', 'confirmed', 'invited', 'unsubscribed'] as const;
+export type EntryStatus = (typeof ENTRY_STATUSES)[number];
+
+/**
  * A waitlist entry as the API sends it: the one declaration of its fields besides the table type
  * (src/server/db/schema.ts) and the migration. `created_at` is an ISO-8601 UTC timestamp.
  */
@@ -12,9 +23,28 @@ export const waitlistEntrySchema = z.object({
   country: z.nullable(z.string()),
   city: z.nullable(z.string()),
   region: z.nullable(z.string()),
+  status: z.enum(ENTRY_STATUSES),
+  /** The consent record: the version of the consent text shown when the person joined. */
+  consent_version: z.nullable(z.string()),
+  confirmation_sent_at: z.nullable(z.string()),
+  confirmed_at: z.nullable(z.string()),
+  confirmed_ip: z.nullable(z.string()),
+  invited_at: z.nullable(z.string()),
+  unsubscribed_at: z.nullable(z.string()),
 });
 
 export type WaitlistEntry = z.infer<typeof waitlistEntrySchema>;
+
+/** The consent and e-mail fields of an entry that joined without a confirmation step (imports, fixtures). */
+export const NO_CONSENT_RECORD = {
+  status: 'joined',
+  consent_version: null,
+  confirmation_sent_at: null,
+  confirmed_at: null,
+  confirmed_ip: null,
+  invited_at: null,
+  unsubscribed_at: null,
+} as const satisfies Partial<WaitlistEntry>;
 
 /** The entry's fields in declaration order (the columns a query selects). */
 export const WAITLIST_ENTRY_FIELDS = Object.keys(waitlistEntrySchema.shape) as ReadonlyArray<keyof WaitlistEntry>;

@@ -6,7 +6,8 @@ import type { SignupRequest } from './signup-schema.js';
  * form (with and without JavaScript) and the server. The request and response schemas are in
  * signup-schema.ts (kept apart so the landing page never loads a schema library).
  *
- * JSON: 201 `{status:'joined'}` or 4xx `{error:{code,message}}`.
+ * JSON: 201 `{status:'joined'}` (`{status:'pending'}` when SIGNUP_CONFIRMATION=required) or 4xx
+ * `{error:{code,message}}`; `consent_required` when the consent checkbox is on and was not ticked.
  * Form (urlencoded, no JavaScript): 303 to /thanks, or the signup error page with the same status.
  */
 export const SIGNUP_PATH = '/api/waitlist';
@@ -40,7 +41,11 @@ export const SIGNUP_ERRORS = {
   email_too_long: { status: 400, title: 'Invalid email', message: `Email addresses can be at most ${MAX_EMAIL_LENGTH} characters long.` },
   already_registered: { status: 409, title: SIGNUP_TOASTS.duplicate.title, message: SIGNUP_TOASTS.duplicate.description },
   rate_limited: { status: 429, title: 'Too many attempts', message: 'Too many signup attempts. Please wait a minute and try again.' },
+  consent_required: { status: 400, title: 'Consent required', message: 'Please tick the box to agree before joining the waitlist.' },
 } as const;
+
+/** The consent checkbox's field name (the box is shown only when content.ts has a consent text). */
+export const CONSENT_FIELD = 'consent';
 
 export type SignupErrorCode = keyof typeof SIGNUP_ERRORS;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod/mini';
 import { checkWaitlistEmail } from './email.js';
-import { EMAIL_PROBLEM_CODES, HONEYPOT_FIELD, isSignupErrorCode, type SignupErrorCode } from './signup-contract.js';
+import { CONSENT_FIELD, EMAIL_PROBLEM_CODES, HONEYPOT_FIELD, isSignupErrorCode, type SignupErrorCode } from './signup-contract.js';
 
 /**
  * The address, checked exactly as the form checks it and returned as stored (trimmed, lower-cased).
@@ -32,11 +32,20 @@ export const signupRequestSchema = z.pipe(
     email: emailField,
     /** The honeypot: checked before this schema (a filled one is answered like a success). */
     [HONEYPOT_FIELD]: z.optional(z.unknown()),
+    /** The consent checkbox, when content.ts has one: ticked is JSON `true` or the form's 'on' (see isConsentTicked). */
+    [CONSENT_FIELD]: z.optional(z.unknown()),
   }),
 );
 export type SignupRequest = z.output<typeof signupRequestSchema>;
 
-export const signupSuccessSchema = z.object({ status: z.literal('joined') });
+/** `joined`, or `pending` when double opt-in is on and a confirmation e-mail is on its way. */
+export const signupSuccessSchema = z.object({ status: z.enum(['joined', 'pending']) });
+
+/** A ticked consent checkbox: JSON `true`, or a form's 'on' (what a checkbox posts), 'true' or '1'. */
+export function isConsentTicked(value: unknown): boolean {
+  if (value === true) return true;
+  return typeof value === 'string' && ['on', 'true', '1'].includes(value.trim().toLowerCase());
+}
 
 /** The signup code a failed validation carries (see emailField). */
 export function signupCodeOf(issues: ReadonlyArray<{ message: string }>): SignupErrorCode {

@@ -1,25 +1,29 @@
-import { useCallback, useMemo, useRef, useState } from 'react';
+import { useCallback, useId, useMemo, useRef, useState } from 'react';
 import type { MouseEvent } from 'react';
-import { Link, useNavigate } from 'react-router';
-import { ADMIN_MAX_IDS, EXPORT_FILE_NAMES } from '../../shared/admin/waitlist-api.js';
+import { Link, useNavigate } from '../site/router.js';
+import { ADMIN_MAX_IDS, EXPORT_FILE_NAMES, MAIL_DISABLED_CODE, type InviteResult } from '../../shared/admin/waitlist-api.js';
 import { countCsvRows } from '../../shared/csv.js';
 import { PAGES } from '../../shared/site/pages.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { authErrorMessage, getAuthClient } from '../session/auth-client.js';
 import { checkAssurance } from '../session/mfa.js';
-import { siteContent } from '../site/content.js';
+import { siteContent } from '../../shared/site/content.js';
 import { LogoMark } from '../site/Logo.js';
 import { PageFrame } from '../site/PageFrame.js';
 import { notifyError, notifySuccess } from '../site/toast.js';
 import { buttonStyles, LoadingSpinner, SpinnerIcon } from '../ui/controls.js';
 import { cardStyles } from '../ui/styles.js';
 import { AccountPanel, RequiredEnrolment } from './AccountPanel.js';
-import { deleteWaitlistEntries, exportWaitlist, isInsufficientAal, isUnauthorized } from './admin-api.js';
-import { adminToasts, countLine } from './copy.js';
+import { AdminApiError, deleteWaitlistEntries, exportWaitlist, inviteWaitlistEntries, isInsufficientAal, isUnauthorized } from './admin-api.js';
+import { adminToasts, countLine, inviteTexts, mailTexts, type InviteCounts } from './copy.js';
 import { DeleteDialog } from './DeleteDialog.js';
+import { isInvitable, shownStatusOnly } from './entry-status.js';
 import { downloadBlob } from './download.js';
+import { InviteDialog } from './InviteDialog.js';
+import { MailPanel } from './MailPanel.js';
 import { useSelection } from './selection.js';
 import { useAdminSession } from './useAdminSession.js';
+import { useMailStatus } from './useMailStatus.js';
 import { useWaitlist } from './useWaitlist.js';
 import { WaitlistTable } from './WaitlistTable.js';
 
@@ -83,6 +87,12 @@ function AdminDashboard({ email }: { email: string }) {
     [endExpiredSession, requireSecondFactor],
   );
 
+  // The e-mail status: Invite Selected needs it, the e-mail area shows it. Its own load failure
+  // shows in that area; a refused session is handled like any admin call's.
+  const onMailError = useCallback((error: unknown) => void onAccessError(error), [onAccessError]);
+  const mail = useMailStatus(onMailError);
+  const mailEnabled = mail.state.status === 'ready' ? mail.state.mail.enabled : null;
+
   async function handleSignOut() {
     setSigningOut(true);
     signingOutRef.current = true;
@@ -126,7 +136,8 @@ function AdminDashboard({ email }: { email: string }) {
           <RequiredEnrolment onEnrolled={() => setView('panel')} />
         ) : (
           <>
-            <WaitlistPanel onAccessError={onAccessError} />
+            <WaitlistPanel onAccessError={onAccessError} mailEnabled={mailEnabled} onMailChanged={mail.refresh} />
+            <MailPanel mail={mail} onAccessError={onAccessError} />
             <AccountPanel email={email} onAccessError={onAccessError} />
           </>
         )}
@@ -135,10 +146,24 @@ function AdminDashboard({ email }: { email: string }) {
   );
 }
 
-function WaitlistPanel({ onAccessError }: { onAccessError: (error: unknown) => boolean }) {
+interface WaitlistPanelProps {
+  onAccessError: (error: unknown) => boolean;
+  /** E-mail on (true), off (false) or not known yet (null): Invite Selected needs it on. */
+  mailEnabled: boolean | null;
+  /** Invites were queued (or e-mail turned out off): the e-mail area reloads. */
+  onMailChanged: () => void;
+}
+
+function WaitlistPanel({ onAccessError, mailEnabled, onMailChanged }: WaitlistPanelProps) {
   const { selection, version } = useSelection();
   const [dialogOpen, setDialogOpen] = useState(false);
   const [deleting, setDeleting] = useState(false);
+  const [inviteOpen, setInviteOpen] = useState(false);
+  const [inviting, setInviting] = useState(false);
+  /** What the invite dialog says: how many of the selection the table shows as invitable. */
+  const [inviteCounts, setInviteCounts] = useState({ invitable: 0, selected: 0 });
+  const inviteButtonRef = useRef<HTMLButtonElement>(null);
+  const mailOffId = useId();
   const [exporting, setExporting] = useState<'all' | 'selected' | null>(null);
   const headingRef = useRef<HTMLHeadingElement>(null);
   const deleteButtonRef = useRef<HTMLButtonElement>(null);
@@ -149,7 +174,7 @@ function WaitlistPanel({ onAccessError }: { onAccessError: (error: unknown) => b
     },
     [onAccessError],
   );
-  const { entries, total, phase, retry, removeEntries } = useWaitlist(onLoadError);
+  const { entries, total, phase, retry, removeEntries, markInvited, invitedAt, invitedVersion, reload } = useWaitlist(onLoadError);
 
   const selectedCount = selection.size;
   const summary = useMemo(() => countLine(total, selectedCount), [total, selectedCount]);
@@ -198,6 +223,82 @@ function WaitlistPanel({ onAccessError }: { onAccessError: (error: unknown) => b
     }
   }
 
+  function openInvite(event: MouseEvent<HTMLButtonElement>) {
+    if (mailEnabled === false) {
+      event.preventDefault();
+      notifyError(adminToasts.mailOff(mailTexts.off));
+      return;
+    }
+    if (selection.size === 0) {
+      event.preventDefault();
+      notifyError(adminToasts.noSelectionInvite);
+      return;
+    }
+    setInviteCounts({ invitable: expectedInvite().invitable.size, selected: selection.size });
+  }
+
+  /**
+   * What the table says an invite of the selection will do: the selected rows it shows as joined
+   * or confirmed, and the others by status. One pass over the loaded rows (the selection holds
+   * only loaded ones).
+   */
+  function expectedInvite(): { invitable: Set<string>; counts: InviteCounts } {
+    const invitable = new Set<string>();
+    const counts: InviteCounts = { invited: 0, skipped: { pending: 0, unsubscribed: 0, alreadyInvited: 0 } };
+    for (const entry of entries) {
+      if (!selection.has(entry.id)) continue;
+      const status = shownStatusOnly(entry, invitedAt(entry.id));
+      if (isInvitable(status)) invitable.add(entry.id);
+      else if (status === 'pending') counts.skipped.pending += 1;
+      else if (status === 'unsubscribed') counts.skipped.unsubscribed += 1;
+      else counts.skipped.alreadyInvited += 1;
+    }
+    counts.invited = invitable.size;
+    return { invitable, counts };
+  }
+
+  async function confirmInvite() {
+    const ids = selection.toArray();
+    if (ids.length === 0) {
+      setInviteOpen(false);
+      notifyError(adminToasts.noSelectionInvite);
+      return;
+    }
+    setInviting(true);
+    const expected = expectedInvite();
+    const done: InviteCounts = { invited: 0, skipped: { pending: 0, unsubscribed: 0, alreadyInvited: 0 } };
+    const add = (chunk: string[], result: InviteResult) => {
+      done.invited += result.invited;
+      done.skipped.pending += result.skipped.pending;
+      done.skipped.unsubscribed += result.skipped.unsubscribed;
+      done.skipped.alreadyInvited += result.skipped.alreadyInvited;
+      // The server does not list whom it invited (see the contract): the rows the table showed
+      // as joined or confirmed are the ones, unless the counts below say otherwise.
+      markInvited(
+        chunk.filter((id) => expected.invitable.has(id)),
+        result.invitedAt,
+      );
+    };
+    try {
+      // At most ADMIN_MAX_IDS ids per request (each one transaction); larger selections go in several.
+      for (let start = 0; start < ids.length; start += ADMIN_MAX_IDS) {
+        const chunk = ids.slice(start, start + ADMIN_MAX_IDS);
+        add(chunk, await inviteWaitlistEntries(chunk));
+      }
+      selection.clear();
+      notifySuccess(adminToasts.invited(done));
+      // Someone changed these people since the table loaded them (confirmed, unsubscribed, invited
+      // from another tab): the table reloads to show what the server has.
+      if (!sameCounts(done, expected.counts)) reload();
+    } catch (error) {
+      if (!onAccessError(error)) notifyError(adminToasts.inviteFailed(error instanceof AdminApiError && error.code === MAIL_DISABLED_CODE ? mailTexts.off : authErrorMessage(error)));
+    } finally {
+      setInviting(false);
+      setInviteOpen(false);
+      onMailChanged();
+    }
+  }
+
   async function runExport(kind: 'all' | 'selected') {
     const ids = kind === 'selected' ? selection.toArray() : undefined;
     if (ids && ids.length === 0) {
@@ -229,6 +330,13 @@ function WaitlistPanel({ onAccessError }: { onAccessError: (error: unknown) => b
     if (trigger && !trigger.disabled) trigger.focus();
     else headingRef.current?.focus();
   }, []);
+  const onInviteCloseAutoFocus = useCallback((event: Event) => {
+    event.preventDefault();
+    const trigger = inviteButtonRef.current;
+    if (trigger && !trigger.disabled) trigger.focus();
+    else headingRef.current?.focus();
+  }, []);
+  const mailOff = mailEnabled === false;
 
   return (
     <section aria-labelledby="waitlist-heading" className={`${cardStyles} p-5 sm:p-6`}>
@@ -278,6 +386,36 @@ function WaitlistPanel({ onAccessError }: { onAccessError: (error: unknown) => b
               {exporting === 'all' && <SpinnerIcon />}
               Export All
             </button>
+            <InviteDialog
+              open={inviteOpen}
+              onOpenChange={setInviteOpen}
+              invitable={inviteCounts.invitable}
+              selected={inviteCounts.selected}
+              inviting={inviting}
+              onConfirm={() => void confirmInvite()}
+              onCloseAutoFocus={onInviteCloseAutoFocus}
+              trigger={
+                // E-mail off: aria-disabled, not disabled, so the button stays focusable and its reason is read.
+                <button
+                  ref={inviteButtonRef}
+                  type="button"
+                  className={`${buttonStyles.secondary} aria-disabled:cursor-not-allowed aria-disabled:opacity-50 aria-disabled:hover:border-white/15 aria-disabled:hover:bg-white/5`}
+                  disabled={!mailOff && (selectedCount === 0 || inviting)}
+                  aria-disabled={mailOff || undefined}
+                  aria-describedby={mailOff ? mailOffId : undefined}
+                  title={mailOff ? mailTexts.off : undefined}
+                  onClick={openInvite}
+                >
+                  {inviting && <SpinnerIcon />}
+                  {inviteTexts.button}
+                </button>
+              }
+            />
+            {mailOff && (
+              <span id={mailOffId} hidden>
+                {mailTexts.off}
+              </span>
+            )}
           </div>
         )}
       </div>
@@ -295,11 +433,27 @@ function WaitlistPanel({ onAccessError }: { onAccessError: (error: unknown) => b
         ) : !hasEntries ? (
           <p className="py-16 text-center text-slate-300">No waitlist entries yet.</p>
         ) : (
-          <WaitlistTable entries={entries} selection={selection} selectionVersion={version} onToggleAll={toggleAll} />
+          <WaitlistTable
+            entries={entries}
+            selection={selection}
+            selectionVersion={version}
+            onToggleAll={toggleAll}
+            invitedAt={invitedAt}
+            invitedVersion={invitedVersion}
+          />
         )}
         {hasEntries && <LoadProgress phase={phase} loaded={entries.length} total={total} onRetry={retry} />}
       </div>
     </section>
+  );
+}
+
+function sameCounts(a: InviteCounts, b: InviteCounts): boolean {
+  return (
+    a.invited === b.invited &&
+    a.skipped.pending === b.skipped.pending &&
+    a.skipped.unsubscribed === b.skipped.unsubscribed &&
+    a.skipped.alreadyInvited === b.skipped.alreadyInvited
   );
 }
 

@@ -2,7 +2,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import type { FormEvent } from 'react';
 import { authErrorMessage, getAuthClient } from '../session/auth-client.js';
 import { isCompleteCode, removeUnverifiedFactors, verifyTotpCode } from '../session/mfa.js';
-import { siteContent } from '../site/content.js';
+import { siteContent } from '../../shared/site/content.js';
 import { notifyError, notifySuccess } from '../site/toast.js';
 import { buttonStyles, SpinnerIcon } from '../ui/controls.js';
 import { OneTimeCodeField } from '../ui/OneTimeCodeField.js';

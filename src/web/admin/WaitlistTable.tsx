@@ -3,8 +3,10 @@ import type { FocusEvent, ReactNode } from 'react';
 import { defaultRangeExtractor, useVirtualizer } from '@tanstack/react-virtual';
 import type { Range } from '@tanstack/react-virtual';
 import { Checkbox } from 'radix-ui';
-import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
+import type { EntryStatus, WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { formatDateJoined, formatIpAddress, formatLocation } from '../../shared/waitlist/display.js';
+import { statusTexts } from './copy.js';
+import { shownStatus } from './entry-status.js';
 import type { Selection } from './selection.js';
 
 /** Every row has this height, so the virtualiser never measures. Long values are truncated (full text in a tooltip). */
@@ -18,6 +20,10 @@ export interface WaitlistTableProps {
   /** Changes whenever the selection does, so the memoised table re-renders the visible rows. */
   selectionVersion: number;
   onToggleAll: () => void;
+  /** When the page invited a row after loading it (useWaitlist), overriding its loaded status. */
+  invitedAt: (id: string) => string | undefined;
+  /** Changes whenever rows are marked invited. */
+  invitedVersion: number;
 }
 
 /**
@@ -25,7 +31,7 @@ export interface WaitlistTableProps {
  * (plus a margin, plus the row holding keyboard focus) are in the DOM; spacer rows keep the
  * scroll height, and aria-rowcount / aria-rowindex tell assistive technology where a row sits.
  */
-export const WaitlistTable = memo(function WaitlistTable({ entries, selection, onToggleAll }: WaitlistTableProps) {
+export const WaitlistTable = memo(function WaitlistTable({ entries, selection, onToggleAll, invitedAt }: WaitlistTableProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   /** Index of the row that holds focus, kept rendered so Tab order survives scrolling. */
   const focusedIndexRef = useRef<number | null>(null);
@@ -37,13 +43,17 @@ export const WaitlistTable = memo(function WaitlistTable({ entries, selection, o
     return [...indexes, focused].sort((a, b) => a - b);
   }, []);
 
+  // Stable while the rows are: the virtualizer recomputes every row's position (100,000 of them)
+  // whenever this function changes, which a new arrow on each render did on every selection change.
+  const getItemKey = useCallback((index: number) => entries[index]?.id ?? index, [entries]);
+
   // No React Compiler in this build: the virtualizer re-renders this component itself on scroll.
   // eslint-disable-next-line react-hooks/incompatible-library
   const virtualizer = useVirtualizer({
     count: entries.length,
     getScrollElement: () => scrollRef.current,
     estimateSize: () => ROW_HEIGHT,
-    getItemKey: (index) => entries[index]?.id ?? index,
+    getItemKey,
     overscan: OVERSCAN,
     paddingStart: HEADER_HEIGHT,
     scrollPaddingStart: HEADER_HEIGHT,
@@ -75,6 +85,7 @@ export const WaitlistTable = memo(function WaitlistTable({ entries, selection, o
     const entry = entries[item.index];
     if (!entry) continue;
     if (item.start > cursor) rows.push(<SpacerRow key={`gap-${item.index}`} height={item.start - cursor} />);
+    const shown = shownStatus(entry, invitedAt(entry.id));
     rows.push(
       <WaitlistTableRow
         key={entry.id}
@@ -82,6 +93,8 @@ export const WaitlistTable = memo(function WaitlistTable({ entries, selection, o
         index={item.index}
         selected={selection.has(entry.id)}
         onToggle={onToggleRow}
+        status={shown.status}
+        statusSince={shown.since}
       />,
     );
     cursor = item.end;
@@ -97,13 +110,14 @@ export const WaitlistTable = memo(function WaitlistTable({ entries, selection, o
       tabIndex={0}
       className="max-h-[min(36rem,70vh)] overflow-auto overscroll-contain rounded-xl border border-white/10 bg-ink/40"
     >
-      <table className="w-full min-w-[46rem] table-fixed border-separate border-spacing-0 text-left text-sm" aria-rowcount={entries.length + 1}>
+      <table className="w-full min-w-[54rem] table-fixed border-separate border-spacing-0 text-left text-sm" aria-rowcount={entries.length + 1}>
         <colgroup>
           <col className="w-12" />
-          <col className="w-[32%]" />
-          <col className="w-[22%]" />
-          <col className="w-[16%]" />
+          <col className="w-[30%]" />
+          <col className="w-[21%]" />
+          <col className="w-[15%]" />
           <col />
+          <col className="w-36" />
         </colgroup>
         <thead>
           <tr aria-rowindex={1} style={{ height: HEADER_HEIGHT }}>
@@ -116,6 +130,7 @@ export const WaitlistTable = memo(function WaitlistTable({ entries, selection, o
             <th scope="col" className={headerCell}>Date Joined</th>
             <th scope="col" className={headerCell}>IP Address</th>
             <th scope="col" className={headerCell}>Location</th>
+            <th scope="col" className={headerCell}>{statusTexts.column}</th>
           </tr>
         </thead>
         <tbody onFocus={onFocusRow} onBlur={onBlurRow}>
@@ -134,7 +149,7 @@ const checkboxCell = 'border-b border-white/5 px-3';
 function SpacerRow({ height }: { height: number }) {
   return (
     <tr aria-hidden="true">
-      <td colSpan={5} style={{ height, padding: 0, border: 0 }} />
+      <td colSpan={6} style={{ height, padding: 0, border: 0 }} />
     </tr>
   );
 }
@@ -144,9 +159,12 @@ interface WaitlistTableRowProps {
   index: number;
   selected: boolean;
   onToggle: (id: string, checked: boolean) => void;
+  /** The Status column's value (the row's own, or 'invited' once the page invited it). */
+  status: EntryStatus;
+  statusSince: string | null;
 }
 
-const WaitlistTableRow = memo(function WaitlistTableRow({ entry, index, selected, onToggle }: WaitlistTableRowProps) {
+const WaitlistTableRow = memo(function WaitlistTableRow({ entry, index, selected, onToggle, status, statusSince }: WaitlistTableRowProps) {
   const dateJoined = formatDateJoined(entry.created_at);
   const ip = formatIpAddress(entry.ip_address);
   const location = formatLocation(entry);
@@ -174,9 +192,34 @@ const WaitlistTableRow = memo(function WaitlistTableRow({ entry, index, selected
       <td className={`${bodyCell} text-slate-300`} title={location}>
         {location}
       </td>
+      <td className={checkboxCell}>
+        <StatusBadge status={status} since={statusSince} />
+      </td>
     </tr>
   );
 });
+
+/** Colours per status, readable on the dark table (text at least 4.5:1 on the badge). */
+const badgeStyles: Record<EntryStatus, { badge: string; dot: string }> = {
+  pending: { badge: 'bg-amber-400/10 text-amber-200 ring-amber-300/30', dot: 'bg-amber-300' },
+  joined: { badge: 'bg-slate-400/10 text-slate-200 ring-slate-300/25', dot: 'bg-slate-300' },
+  confirmed: { badge: 'bg-emerald-400/10 text-emerald-200 ring-emerald-300/30', dot: 'bg-emerald-300' },
+  invited: { badge: 'bg-sky-400/10 text-sky-200 ring-sky-300/30', dot: 'bg-sky-300' },
+  unsubscribed: { badge: 'bg-rose-400/10 text-rose-200 ring-rose-300/30', dot: 'bg-rose-300' },
+};
+
+function StatusBadge({ status, since }: { status: EntryStatus; since: string | null }) {
+  const style = badgeStyles[status];
+  return (
+    <span
+      className={`inline-flex max-w-full items-center gap-1.5 rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${style.badge}`}
+      title={statusTexts.hints[status](since ? formatDateJoined(since) : null)}
+    >
+      <span aria-hidden="true" className={`size-1.5 shrink-0 rounded-full ${style.dot}`} />
+      <span className="truncate">{statusTexts.labels[status]}</span>
+    </span>
+  );
+}
 
 interface RowCheckboxProps {
   checked: Checkbox.CheckedState;
@@ -184,7 +227,8 @@ interface RowCheckboxProps {
   label: string;
 }
 
-function RowCheckbox({ checked, onCheckedChange, label }: RowCheckboxProps) {
+/** The table's checkbox (Radix), also used by the outbox table. */
+export function RowCheckbox({ checked, onCheckedChange, label }: RowCheckboxProps) {
   return (
     <Checkbox.Root
       checked={checked}

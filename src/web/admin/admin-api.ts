@@ -2,12 +2,16 @@ import { z } from 'zod/mini';
 import {
   ADMIN_DELETE_PATH,
   ADMIN_EXPORT_PATH,
+  ADMIN_INVITE_PATH,
   ADMIN_WAITLIST_PATH,
   deleteResultSchema,
+  inviteResultSchema,
   waitlistPageSchema,
   type DeleteRequest,
   type DeleteResult,
   type ExportRequest,
+  type InviteRequest,
+  type InviteResult,
   type WaitlistPage,
   type WaitlistPageQuery,
 } from '../../shared/admin/waitlist-api.js';
@@ -19,6 +23,18 @@ import {
   type AdminSession,
   type RevokeSessionsRequest,
 } from '../../shared/admin/sessions-api.js';
+import {
+  ADMIN_MAIL_PATH,
+  ADMIN_OUTBOX_PATH,
+  ADMIN_OUTBOX_RETRY_PATH,
+  mailStatusSchema,
+  outboxPageSchema,
+  retryResultSchema,
+  type MailStatus,
+  type OutboxPage,
+  type OutboxPageQuery,
+  type RetryRequest,
+} from '../../shared/admin/mail-api.js';
 import { getAuthClient } from '../session/auth-client.js';
 
 // The page's Content-Security-Policy forbids eval: zod must not even probe for it.
@@ -120,6 +136,30 @@ export async function fetchWaitlistPage(limit: number, cursor: string | null, si
 export async function deleteWaitlistEntries(ids: string[]): Promise<DeleteResult> {
   const response = await postJson(ADMIN_DELETE_PATH, { ids } satisfies DeleteRequest);
   return readJson(response, deleteResultSchema);
+}
+
+/** Marks the joined and confirmed entries among `ids` invited and queues their invites; counts the rest. */
+export async function inviteWaitlistEntries(ids: string[]): Promise<InviteResult> {
+  const response = await postJson(ADMIN_INVITE_PATH, { ids } satisfies InviteRequest);
+  return readJson(response, inviteResultSchema);
+}
+
+/** Whether e-mail is on, its settings and the outbox's counts. */
+export async function fetchMailStatus(signal?: AbortSignal): Promise<MailStatus> {
+  return readJson(await request(ADMIN_MAIL_PATH, { signal }), mailStatusSchema);
+}
+
+/** One page of outbox messages (no bodies), newest first; `status` undefined = every status. */
+export async function fetchOutboxPage(query: OutboxPageQuery, signal?: AbortSignal): Promise<OutboxPage> {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+  return readJson(await request(`${ADMIN_OUTBOX_PATH}?${params.toString()}`, { signal }), outboxPageSchema);
+}
+
+/** Queues the failed messages among `ids` again; returns how many were. */
+export async function retryOutboxMessages(ids: string[]): Promise<number> {
+  const response = await postJson(ADMIN_OUTBOX_RETRY_PATH, { ids } satisfies RetryRequest);
+  return (await readJson(response, retryResultSchema)).retried;
 }
 
 /** The signed-in admin's own live sessions, newest sign-in first. */

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { fileNameFromDisposition } from './admin-api.js';
-import { adminToasts, countLine, deleteConfirmText } from './copy.js';
+import { adminToasts, countLine, deleteConfirmText, inviteResultText, inviteTexts, statusTexts } from './copy.js';
+import { isInvitable, shownStatus } from './entry-status.js';
+import { ENTRY_STATUSES, NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { countCsvRows } from '../../shared/csv.js';
 import { Selection } from './selection.js';
 
@@ -95,5 +97,49 @@ describe('Selection', () => {
     selection.setAll(['a', 'b', 'c']);
     selection.remove(['a', 'x']);
     expect(selection.toArray().sort()).toEqual(['b', 'c']);
+  });
+});
+
+describe('invites and statuses', () => {
+  const entry = (over: Partial<WaitlistEntry>): WaitlistEntry => ({
+    id: 'a',
+    email: 'a@example.com',
+    created_at: '2026-01-01T00:00:00.000Z',
+    ip_address: null,
+    country: null,
+    city: null,
+    region: null,
+    ...NO_CONSENT_RECORD,
+    ...over,
+  });
+
+  it('words the invite result and the confirmation', () => {
+    expect(inviteResultText({ invited: 95, skipped: { pending: 2, unsubscribed: 1, alreadyInvited: 4 } })).toBe(
+      'Invited 95. Skipped: 2 pending, 1 unsubscribed, 4 already invited.',
+    );
+    expect(adminToasts.invited({ invited: 1, skipped: { pending: 0, unsubscribed: 0, alreadyInvited: 0 } })).toEqual({
+      title: 'Invites queued',
+      description: 'Invited 1. Skipped: 0 pending, 0 unsubscribed, 0 already invited.',
+    });
+    expect(inviteTexts.title(1)).toBe('Invite 1 person?');
+    expect(inviteTexts.title(3)).toBe('Invite 3 people?');
+    expect(inviteTexts.text(1, 1)).toBe('The launch invite e-mail will be queued for the selected person, who will be marked invited.');
+    expect(inviteTexts.text(3, 3)).toBe('The launch invite e-mail will be queued for all 3 selected people, who will be marked invited.');
+    expect(inviteTexts.text(2, 3)).toBe(
+      'The launch invite e-mail will be queued for 2 of the 3 selected people, who will be marked invited. 1 person is skipped: pending, unsubscribed or already invited.',
+    );
+    expect(inviteTexts.text(0, 1)).toBe('The selected person cannot be invited: pending, unsubscribed or already invited.');
+    expect(inviteTexts.text(0, 4)).toBe('None of the 4 selected people can be invited: they are pending, unsubscribed or already invited.');
+  });
+
+  it('shows a row invited once the page invited it, else its own status and time', () => {
+    expect(shownStatus(entry({ status: 'confirmed', confirmed_at: '2026-02-01T00:00:00.000Z' }), undefined)).toEqual({
+      status: 'confirmed',
+      since: '2026-02-01T00:00:00.000Z',
+    });
+    expect(shownStatus(entry({ status: 'joined' }), '2026-03-01T00:00:00.000Z')).toEqual({ status: 'invited', since: '2026-03-01T00:00:00.000Z' });
+    expect(shownStatus(entry({ status: 'joined' }), undefined)).toEqual({ status: 'joined', since: null });
+    expect(ENTRY_STATUSES.filter(isInvitable)).toEqual(['joined', 'confirmed']);
+    for (const status of ENTRY_STATUSES) expect(statusTexts.labels[status]).toMatch(/^[A-Z]/);
   });
 });

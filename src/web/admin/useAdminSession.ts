@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { useNavigate } from 'react-router';
+import { useNavigate } from '../site/router.js';
 import { PAGES } from '../../shared/site/pages.js';
 import { getAuthClient } from '../session/auth-client.js';
 import { checkAssurance } from '../session/mfa.js';

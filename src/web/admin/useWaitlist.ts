@@ -30,6 +30,14 @@ export interface UseWaitlist extends WaitlistState {
   retry: () => void;
   /** Drops rows the server has deleted. */
   removeEntries: (ids: readonly string[]) => void;
+  /** Shows these rows as invited at `invitedAt` (the server has just invited them). */
+  markInvited: (ids: Iterable<string>, invitedAt: string) => void;
+  /** When the page saw the row invited, or undefined: overrides the loaded row's status. */
+  invitedAt: (id: string) => string | undefined;
+  /** Changes with every markInvited, so memoised views re-render. */
+  invitedVersion: number;
+  /** Loads everything again from the first page (when the page's view may be out of date). */
+  reload: () => void;
 }
 
 /**
@@ -39,15 +47,25 @@ export interface UseWaitlist extends WaitlistState {
 export function useWaitlist(onError: (error: unknown) => void): UseWaitlist {
   const [state, setState] = useState<WaitlistState>({ entries: [], total: 0, phase: 'loading' });
   const [attempt, setAttempt] = useState(0);
+  /**
+   * Rows invited since they were loaded: id → invited_at, changed in place and read through a
+   * version number, as the Selection is. Marking 100,000 rows then costs one Map entry each,
+   * where copying them into a new entries array blocked the page for most of a second.
+   */
+  const invitedRef = useRef(new Map<string, string>());
+  const [invitedVersion, setInvitedVersion] = useState(0);
   /** Where the next page starts; undefined until the first page has arrived. */
   const cursorRef = useRef<string | null | undefined>(undefined);
   const deletedRef = useRef(new Set<string>());
   /** Bumped by every delete, so a page requested before it cannot restore the old total. */
   const deleteEpochRef = useRef(0);
   const reportError = useEffectEvent(onError);
+  /** The running load's, so a reload stops it before resetting what it writes to. */
+  const controllerRef = useRef<AbortController | null>(null);
 
   useEffect(() => {
     const controller = new AbortController();
+    controllerRef.current = controller;
     const { signal } = controller;
 
     async function load(): Promise<void> {
@@ -94,5 +112,24 @@ export function useWaitlist(onError: (error: unknown) => void): UseWaitlist {
     });
   }, []);
 
-  return { ...state, retry, removeEntries };
+  const markInvited = useCallback((ids: Iterable<string>, invitedAt: string) => {
+    const invited = invitedRef.current;
+    const before = invited.size;
+    for (const id of ids) invited.set(id, invitedAt);
+    if (invited.size !== before) setInvitedVersion((n) => n + 1);
+  }, []);
+
+  const invitedAt = useCallback((id: string) => invitedRef.current.get(id), []);
+
+  const reload = useCallback(() => {
+    controllerRef.current?.abort();
+    cursorRef.current = undefined;
+    deletedRef.current = new Set();
+    invitedRef.current = new Map();
+    setInvitedVersion((n) => n + 1);
+    setState({ entries: [], total: 0, phase: 'loading' });
+    setAttempt((n) => n + 1);
+  }, []);
+
+  return { ...state, retry, removeEntries, markInvited, invitedAt, invitedVersion, reload };
 }

@@ -1,13 +1,13 @@
 import { Suspense, useEffect, type ReactNode } from 'react';
-import { Route, Routes, useLocation } from 'react-router';
-import { PAGE_NAMES, PAGES, pageAt, type PageName } from '../../shared/site/pages.js';
+import { PAGES, pageAt, type PageName } from '../../shared/site/pages.js';
 import { LandingPage } from '../pages/LandingPage.js';
 import { NotFoundPage } from '../pages/NotFoundPage.js';
 import { ThanksPage } from '../pages/ThanksPage.js';
 import { pageTitle } from '../site/page-title.js';
+import { useLocation } from '../site/router.js';
 import { SiteLayout } from '../site/SiteLayout.js';
 import { AppToaster } from '../site/toast.js';
-import { AdminPage, AuthPage } from './lazy-pages.js';
+import { AdminPage, AuthPage, ConfirmPage, PreferencesPage } from './lazy-pages.js';
 import { PageLoading } from './PageLoading.js';
 
 /** A lazily loaded page, with the loading shell while its code loads. */
@@ -15,19 +15,22 @@ function LazyPage({ children }: { children: ReactNode }) {
   return <Suspense fallback={<PageLoading />}>{children}</Suspense>;
 }
 
-function DocumentTitle() {
-  const { pathname } = useLocation();
-  useEffect(() => {
-    document.title = pageTitle(pageAt(pathname));
-  }, [pathname]);
-  return null;
-}
-
 /** What each page of the page table renders; client-only pages wait for their code in `LazyPage`. */
 const PAGE_ELEMENTS: Record<PageName, ReactNode> = {
   home: <LandingPage />,
   thanks: <ThanksPage />,
   notFound: <NotFoundPage />,
+  // Inside the site layout, which stays while the code loads on a navigation (hydration keeps the prerendered page).
+  confirm: (
+    <Suspense fallback={null}>
+      <ConfirmPage />
+    </Suspense>
+  ),
+  preferences: (
+    <Suspense fallback={null}>
+      <PreferencesPage />
+    </Suspense>
+  ),
   auth: (
     <LazyPage>
       <AuthPage />
@@ -40,20 +43,28 @@ const PAGE_ELEMENTS: Record<PageName, ReactNode> = {
   ),
 };
 
-const pageRoute = (name: PageName) => <Route key={name} path={PAGES[name].path ?? '*'} element={PAGE_ELEMENTS[name]} />;
-
 /**
- * The routes of the whole web app, from the page table: public pages inside the site layout, the
- * client-only pages (loaded on demand) on their own. Render it inside a BrowserRouter or StaticRouter.
+ * The whole web app: the page at the current address (`pageAt`, the page table's own matching), public
+ * pages inside the site layout, client-only pages on their own. Render it inside a BrowserRouter or
+ * StaticRouter (src/web/site/router.tsx). `onMounted` runs once the first render (or the hydration) has
+ * been committed and every effect of the page has run.
  */
-export function App() {
+export function App({ onMounted }: { onMounted?: () => void }) {
+  const page = pageAt(useLocation().pathname);
+
+  useEffect(() => {
+    document.title = pageTitle(page);
+  }, [page]);
+
+  // Declared last, so it runs after the effects above and, as a parent's do, after the page's own.
+  useEffect(() => {
+    onMounted?.();
+  }, [onMounted]);
+
+  const element = PAGE_ELEMENTS[page];
   return (
     <>
-      <DocumentTitle />
-      <Routes>
-        <Route element={<SiteLayout />}>{PAGE_NAMES.filter((name) => !PAGES[name].clientOnly).map(pageRoute)}</Route>
-        {PAGE_NAMES.filter((name) => PAGES[name].clientOnly).map(pageRoute)}
-      </Routes>
+      {PAGES[page].clientOnly ? element : <SiteLayout>{element}</SiteLayout>}
       <AppToaster />
     </>
   );

@@ -1,4 +1,4 @@
-import { siteContent } from '../site/content.js';
+import { siteContent } from '../../shared/site/content.js';
 import { Spinner } from '../ui/Spinner.js';
 
 /** What a lazily loaded page shows while its code loads; also the prerendered HTML of those routes. */

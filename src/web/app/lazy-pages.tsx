@@ -8,3 +8,10 @@ import { PageLoading } from './PageLoading.js';
 export const AuthPage: ComponentType = import.meta.env.SSR ? PageLoading : lazy(() => import('../auth/AuthPage.js'));
 
 export const AdminPage: ComponentType = import.meta.env.SSR ? PageLoading : lazy(() => import('../admin/AdminPage.js'));
+
+// The e-mail link pages are prerendered and hydrated like the landing page, but their code (the Radix
+// dialog included) loads only on their own routes. Hydrating, React keeps the prerendered HTML on screen
+// until the page's code has arrived, so nothing flashes.
+export const ConfirmPage = lazy(() => import('../pages/ConfirmPage.js'));
+
+export const PreferencesPage = lazy(() => import('../pages/PreferencesPage.js'));

@@ -1,10 +1,10 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { FormEvent } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { Link, useNavigate } from '../site/router.js';
 import { PAGES } from '../../shared/site/pages.js';
 import { authErrorMessage, getAuthClient } from '../session/auth-client.js';
 import { checkAssurance, type Assurance } from '../session/mfa.js';
-import { siteContent } from '../site/content.js';
+import { siteContent } from '../../shared/site/content.js';
 import { LogoMark } from '../site/Logo.js';
 import { PageFrame } from '../site/PageFrame.js';
 import { notifyError } from '../site/toast.js';

@@ -1,4 +1,4 @@
-import { siteContent } from '../site/content.js';
+import { siteContent } from '../../shared/site/content.js';
 import { cardStyles } from '../ui/styles.js';
 import { RotatingCategory } from '../waitlist/RotatingCategory.js';
 import { WaitlistForm } from '../waitlist/WaitlistForm.js';

@@ -1,7 +1,7 @@
 import { useEffect } from 'react';
-import { Link, useLocation } from 'react-router';
+import { Link, useLocation } from '../site/router.js';
 import { PAGES } from '../../shared/site/pages.js';
-import { siteContent } from '../site/content.js';
+import { siteContent } from '../../shared/site/content.js';
 import { primaryLinkStyles } from '../ui/styles.js';
 
 export function NotFoundPage() {

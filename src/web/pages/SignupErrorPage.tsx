@@ -1,6 +1,6 @@
-import { Link } from 'react-router';
+import { Link } from '../site/router.js';
 import { PAGES } from '../../shared/site/pages.js';
-import { prerenderContent } from '../site/content.js';
+import { prerenderContent } from '../../shared/site/content.js';
 import { SiteLayout } from '../site/SiteLayout.js';
 import { cardStyles, primaryLinkStyles } from '../ui/styles.js';
 

@@ -1,13 +1,16 @@
 import { useEffect, useRef } from 'react';
-import { useNavigate } from 'react-router';
+import { useLocation, useNavigate } from '../site/router.js';
 import { PAGES } from '../../shared/site/pages.js';
-import { siteContent } from '../site/content.js';
+import { siteContent } from '../../shared/site/content.js';
 import { Spinner } from '../ui/Spinner.js';
 import { cardStyles } from '../ui/styles.js';
+import { awaitsConfirmation } from '../waitlist/signup-status.js';
 
 export function ThanksPage() {
   const { thanks, thanksSpinnerLabel } = siteContent;
   const navigate = useNavigate();
+  // Double opt-in: one more line, below the spec's texts, asks the visitor to confirm by e-mail.
+  const checkInbox = awaitsConfirmation(useLocation().state);
   const headingRef = useRef<HTMLHeadingElement>(null);
 
   useEffect(() => {
@@ -34,6 +37,15 @@ export function ThanksPage() {
             {thanks.rocketEmoji}
           </span>
         </p>
+        {checkInbox && (
+          <p className="mt-6 flex items-start gap-3 rounded-xl border border-emerald-300/20 bg-emerald-400/10 px-4 py-3 text-left text-sm text-emerald-50">
+            <svg viewBox="0 0 24 24" className="mt-px size-5 shrink-0 text-emerald-300" aria-hidden="true" focusable="false">
+              <rect x="3.5" y="5.5" width="17" height="13" rx="2" fill="none" stroke="currentColor" strokeWidth="2" />
+              <path d="m4.5 7.5 7.5 5.5 7.5-5.5" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round" />
+            </svg>
+            <span>{thanks.checkInbox}</span>
+          </p>
+        )}
         <div className="mt-8 flex flex-col items-center gap-3">
           <Spinner label={thanksSpinnerLabel} className="size-7" />
           <p className="text-sm text-slate-400">{thanks.redirecting}</p>

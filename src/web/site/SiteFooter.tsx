@@ -1,4 +1,4 @@
-import { siteContent } from './content.js';
+import { siteContent } from '../../shared/site/content.js';
 
 export function SiteFooter() {
   const { footer, registrationNumber, city, legalUrl, productName } = siteContent;

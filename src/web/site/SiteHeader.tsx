@@ -1,5 +1,5 @@
-import { Link } from 'react-router';
-import { siteContent } from './content.js';
+import { Link } from './router.js';
+import { siteContent } from '../../shared/site/content.js';
 import { LogoMark } from './Logo.js';
 
 export function SiteHeader() {

@@ -1,14 +1,13 @@
 import type { ReactNode } from 'react';
-import { Outlet } from 'react-router';
-import { siteContent } from './content.js';
+import { siteContent } from '../../shared/site/content.js';
 import { SiteFooter } from './SiteFooter.js';
 import { SiteHeader } from './SiteHeader.js';
 import { PageFrame } from './PageFrame.js';
 
 export const MAIN_ID = 'main';
 
-/** Header, main landmark and regulatory footer around a public page (the route's element, or `children`). */
-export function SiteLayout({ children }: { children?: ReactNode }) {
+/** Header, main landmark and regulatory footer around a public page. */
+export function SiteLayout({ children }: { children: ReactNode }) {
   return (
     <PageFrame>
       <a
@@ -19,7 +18,7 @@ export function SiteLayout({ children }: { children?: ReactNode }) {
       </a>
       <SiteHeader />
       <main id={MAIN_ID} tabIndex={-1} className="flex flex-1 flex-col outline-none">
-        {children ?? <Outlet />}
+        {children}
       </main>
       <SiteFooter />
     </PageFrame>

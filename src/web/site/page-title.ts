@@ -1,5 +1,5 @@
 import type { PageName } from '../../shared/site/pages.js';
-import { siteContent } from './content.js';
+import { siteContent } from '../../shared/site/content.js';
 
 /** A document title: the page's own words, then the product name. */
 export function documentTitle(words: string): string {

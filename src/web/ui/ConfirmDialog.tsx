@@ -9,6 +9,8 @@ export interface ConfirmDialogProps {
   description: ReactNode;
   /** The confirming (destructive) button's text; the other one is 'Cancel'. */
   confirmLabel: string;
+  /** The confirming button's colour: 'danger' (default) for destructive actions, 'primary' otherwise. */
+  confirmTone?: 'danger' | 'primary';
   /** The action runs: the dialog cannot be dismissed and the button shows a spinner. */
   busy: boolean;
   onConfirm: () => void;
@@ -22,7 +24,18 @@ export interface ConfirmDialogProps {
  * A confirm step for a destructive action: an alert dialog that traps focus, starts on Cancel and
  * closes on Esc. It stays open while the action runs, so it cannot be dismissed halfway.
  */
-export function ConfirmDialog({ open, onOpenChange, title, description, confirmLabel, busy, onConfirm, onCloseAutoFocus, trigger }: ConfirmDialogProps) {
+export function ConfirmDialog({
+  open,
+  onOpenChange,
+  title,
+  description,
+  confirmLabel,
+  confirmTone = 'danger',
+  busy,
+  onConfirm,
+  onCloseAutoFocus,
+  trigger,
+}: ConfirmDialogProps) {
   return (
     <AlertDialog.Root open={open} onOpenChange={(next) => (busy ? undefined : onOpenChange(next))}>
       <AlertDialog.Trigger asChild>{trigger}</AlertDialog.Trigger>
@@ -44,7 +57,7 @@ export function ConfirmDialog({ open, onOpenChange, title, description, confirmL
             {/* aria-disabled, not disabled: the button keeps focus while the action runs. */}
             <button
               type="button"
-              className={`${buttonStyles.danger} aria-disabled:cursor-wait aria-disabled:opacity-70`}
+              className={`${buttonStyles[confirmTone]} aria-disabled:cursor-wait aria-disabled:opacity-70`}
               onClick={() => {
                 if (!busy) onConfirm();
               }}

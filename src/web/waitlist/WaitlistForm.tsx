@@ -1,18 +1,20 @@
 import { useId, useRef, useState, type FormEvent } from 'react';
-import { useNavigate } from 'react-router';
+import { useNavigate } from '../site/router.js';
 import { PAGES } from '../../shared/site/pages.js';
 import { checkWaitlistEmail, MAX_EMAIL_LENGTH } from '../../shared/waitlist/email.js';
 import {
+  CONSENT_FIELD,
   EMAIL_PROBLEM_CODES,
   HONEYPOT_FIELD,
   SIGNUP_PATH,
   SIGNUP_TOASTS,
   signupErrorToast,
 } from '../../shared/waitlist/signup-contract.js';
-import { siteContent } from '../site/content.js';
+import { siteContent } from '../../shared/site/content.js';
 import { notifyError } from '../site/toast.js';
 import { inputStyles } from '../ui/styles.js';
 import { useRefocusAfterBusy } from '../ui/useRefocusAfterBusy.js';
+import { PENDING_SIGNUP_STATE } from './signup-status.js';
 import { submitSignup } from './submit-signup.js';
 import { useHydrated } from './useHydrated.js';
 
@@ -21,11 +23,12 @@ import { useHydrated } from './useHydrated.js';
  * /thanks or a static error page); once hydrated, it submits with fetch and reports problems as toasts.
  */
 export function WaitlistForm() {
-  const { form, helperText, honeypotLabel } = siteContent;
+  const { form, helperText, honeypotLabel, consent } = siteContent;
   const navigate = useNavigate();
   const hydrated = useHydrated();
   const [submitting, setSubmitting] = useState(false);
   const inputRef = useRef<HTMLInputElement>(null);
+  const consentRef = useRef<HTMLInputElement>(null);
   const requestRefocus = useRefocusAfterBusy(submitting, inputRef);
   const inputId = useId();
   const helperId = useId();
@@ -54,13 +57,20 @@ export function WaitlistForm() {
       return;
     }
 
+    const consentBox = consentRef.current;
+    if (consentBox && !consentBox.checked) {
+      notifyError(signupErrorToast('consent_required'));
+      consentBox.focus();
+      return;
+    }
+
     const honeypot = formElement.elements.namedItem(HONEYPOT_FIELD);
     const honeypotValue = honeypot instanceof HTMLInputElement ? honeypot.value : '';
 
     setSubmitting(true);
-    const outcome = await submitSignup(email, honeypotValue);
+    const outcome = await submitSignup(email, honeypotValue, consentBox?.checked ?? false);
     if (outcome.ok) {
-      navigate(PAGES.thanks.path);
+      navigate(PAGES.thanks.path, outcome.pending ? { state: PENDING_SIGNUP_STATE } : undefined);
       return;
     }
     notifyError(outcome.toast);
@@ -104,6 +114,20 @@ export function WaitlistForm() {
           {submitting ? form.submitting : form.submit}
         </button>
       </div>
+      {/* Only when content.ts has a consent text (none by default: the spec's form, unchanged). */}
+      {consent.checkbox !== null && (
+        <label className="mt-4 flex cursor-pointer items-start gap-3 text-left text-sm text-slate-200">
+          <input
+            ref={consentRef}
+            type="checkbox"
+            name={CONSENT_FIELD}
+            required
+            disabled={submitting}
+            className="mt-0.5 size-4 shrink-0 cursor-pointer accent-emerald-400 disabled:cursor-not-allowed"
+          />
+          <span>{consent.checkbox}</span>
+        </label>
+      )}
       {/* Honeypot: off-screen, out of the tab order and hidden from assistive technology; only bots fill it. */}
       <div aria-hidden="true" className="absolute -left-[10000px] top-auto size-px overflow-hidden">
         <label>

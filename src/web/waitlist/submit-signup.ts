@@ -1,5 +1,7 @@
 import {
+  CONSENT_FIELD,
   HONEYPOT_FIELD,
+  isSignupErrorCode,
   signupErrorToast,
   SIGNUP_PATH,
   SIGNUP_TOASTS,
@@ -9,32 +11,46 @@ import {
 } from '../../shared/waitlist/signup-contract.js';
 import type { ToastText } from '../site/toast.js';
 
-export type SignupOutcome = { ok: true } | { ok: false; toast: ToastText };
+/** `pending`: double opt-in is on and the confirmation e-mail is on its way (the thanks page says so). */
+export type SignupOutcome = { ok: true; pending: boolean } | { ok: false; toast: ToastText };
 
-async function serverMessage(response: Response): Promise<string | null> {
+async function errorOf(response: Response): Promise<Partial<ApiError['error']>> {
   try {
     const body = (await response.json()) as Partial<ApiError> | null;
-    const message = body?.error?.message;
-    return typeof message === 'string' && message.trim() !== '' ? message : null;
+    return body?.error ?? {};
   } catch {
-    return null;
+    return {};
   }
 }
 
-/** The error's toast, with the server's words when it sent any. */
-async function toastFor(response: Response, code: SignupErrorCode): Promise<ToastText> {
-  const toast = signupErrorToast(code);
-  return { title: toast.title, description: (await serverMessage(response)) ?? toast.description };
+/** The error's toast (by the code the server sent, else `fallback`), with the server's words when it sent any. */
+async function toastFor(response: Response, fallback: SignupErrorCode): Promise<ToastText> {
+  const { code, message } = await errorOf(response);
+  const toast = signupErrorToast(typeof code === 'string' && isSignupErrorCode(code) ? code : fallback);
+  return { title: toast.title, description: typeof message === 'string' && message.trim() !== '' ? message : toast.description };
 }
 
-/** Sends the signup and turns the answer into what the form does next: go to /thanks, or show a toast. */
-export async function submitSignup(email: string, honeypot: string, fetchImpl: typeof fetch = fetch): Promise<SignupOutcome> {
+async function isPending(response: Response): Promise<boolean> {
+  try {
+    const body = (await response.json()) as { status?: unknown } | null;
+    return body?.status === 'pending';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Sends the signup and turns the answer into what the form does next: go to /thanks, or show a toast.
+ * `consent`: the consent box was ticked (sent only when the form has one).
+ */
+export async function submitSignup(email: string, honeypot: string, consent = false, fetchImpl: typeof fetch = fetch): Promise<SignupOutcome> {
+  const body: SignupRequest = { email, [HONEYPOT_FIELD]: honeypot, ...(consent ? { [CONSENT_FIELD]: true } : {}) };
   let response: Response;
   try {
     response = await fetchImpl(SIGNUP_PATH, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ email, [HONEYPOT_FIELD]: honeypot } satisfies SignupRequest),
+      body: JSON.stringify(body),
     });
   } catch {
     return { ok: false, toast: SIGNUP_TOASTS.failure };
@@ -42,7 +58,7 @@ export async function submitSignup(email: string, honeypot: string, fetchImpl: t
 
   switch (response.status) {
     case 201:
-      return { ok: true };
+      return { ok: true, pending: await isPending(response) };
     case 409:
       return { ok: false, toast: SIGNUP_TOASTS.duplicate };
     case 400:

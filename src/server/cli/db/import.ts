@@ -1,14 +1,46 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import type { Kysely } from 'kysely';
 import { CsvHeaderError, parseWaitlistCsv, type ParsedWaitlistCsv } from '../../../shared/waitlist/csv.js';
 import type { WaitlistEntry } from '../../../shared/waitlist/entry.js';
+import { createSecretBox, loadOrCreateKeyFile } from '../../auth/secret-box.js';
+import { loadConfig } from '../../config.js';
+import type { Database } from '../../db/schema.js';
 import { insertWaitlistEntriesSkippingDuplicates } from '../../waitlist/repository.js';
+import { countSuppressions, suppressedHashes, suppressionHash, type SuppressionBox } from '../../waitlist/suppression.js';
 import { withDatabase } from '../database.js';
-import { CliError, defineCommand } from '../program.js';
+import { CliError, defineCommand, type CliIo } from '../program.js';
 import { oneFile, timeZoneOf, timeZoneOption } from './arguments.js';
 import { readUtf8File } from './files.js';
 
 function plural(n: number, one: string, many: string): string {
   return n === 1 ? one : many;
+}
+
+/**
+ * The server's secret key, which keys the suppression hashes; never a new one (a new key would
+ * match none of them and let erased addresses back in).
+ */
+function serverSecretBox(io: CliIo, suppressed: number): SuppressionBox {
+  const { auth } = loadConfig(io.env);
+  if (auth.secretKey) return createSecretBox(auth.secretKey);
+  if (fs.existsSync(auth.secretKeyFile)) return createSecretBox(loadOrCreateKeyFile(auth.secretKeyFile));
+  throw new CliError(
+    `The waitlist keeps ${suppressed} erased ${plural(suppressed, 'address', 'addresses')} out as hashes keyed by the server's secret key, ` +
+      `and there is no key here (AUTH_SECRET_KEY is unset and ${auth.secretKeyFile} does not exist). ` +
+      'Run the import with the server\'s AUTH_SECRET_KEY or AUTH_SECRET_KEY_FILE; nothing was imported.',
+  );
+}
+
+/** The entries whose address is not on the suppression list (erased at the person's request), and how many were. */
+async function withoutSuppressed(db: Kysely<Database>, io: CliIo, entries: WaitlistEntry[]): Promise<{ kept: WaitlistEntry[]; suppressed: number }> {
+  const listed = await countSuppressions(db);
+  if (listed === 0 || entries.length === 0) return { kept: entries, suppressed: 0 };
+  const box = serverSecretBox(io, listed);
+  const hashes = entries.map((e) => suppressionHash(box, e.email));
+  const found = await suppressedHashes(db, hashes);
+  const kept = entries.filter((_, i) => !found.has(hashes[i]!));
+  return { kept, suppressed: entries.length - kept.length };
 }
 
 export const importCommand = defineCommand({
@@ -21,8 +53,13 @@ export const importCommand = defineCommand({
     'IP Address "N/A" or empty means unknown. Location "Unknown" or empty means unknown;',
     'otherwise it is split on commas: 3+ parts = city, region (the middle parts),',
     'country; 2 parts = city, country; 1 part = country.',
+    'The consent columns of `export --consent` (Status, Consent Version, Confirmed At,',
+    'Confirmed IP, Invited At, Unsubscribed At) are read when present; without them an',
+    'entry is "joined" with no consent record.',
     'E-mail addresses already on the waitlist (in any case) or repeated in the file are',
-    'skipped and counted. Everything is written in one transaction: a bad line (invalid',
+    'skipped and counted, and so are the addresses of people who erased their entry',
+    '(kept out for good; only they may join again, by signing up). Everything is',
+    'written in one transaction: a bad line (invalid',
     'e-mail, unreadable date, wrong number of columns) is reported with its line number',
     'and nothing is imported, unless --skip-bad imports the other lines.',
     'The file is read into memory (fine for hundreds of thousands of lines).',
@@ -53,15 +90,24 @@ export const importCommand = defineCommand({
 
     const entries: WaitlistEntry[] = parsed.rows.map(({ line: _line, ...row }) => ({ id: randomUUID(), ...row }));
     await withDatabase(io, async (db) => {
-      let inserted: number;
+      let result: { inserted: number; kept: number; suppressed: number };
       try {
         // One transaction: any database error rolls back every row of this import.
-        inserted = await db.transaction().execute((trx) => insertWaitlistEntriesSkippingDuplicates(trx, entries));
+        result = await db.transaction().execute(async (trx) => {
+          const { kept, suppressed } = await withoutSuppressed(trx, io, entries);
+          return { inserted: await insertWaitlistEntriesSkippingDuplicates(trx, kept), kept: kept.length, suppressed };
+        });
       } catch (err) {
+        if (err instanceof CliError) throw err;
         throw new CliError(`The import failed and was rolled back; nothing was imported. ${err instanceof Error ? err.message : String(err)}`);
       }
-      const duplicates = parsed.duplicates + (entries.length - inserted);
-      io.stderr.write(`Imported ${inserted}, skipped ${duplicates} duplicates, ${badCount} bad lines\n`);
+      const duplicates = parsed.duplicates + (result.kept - result.inserted);
+      io.stderr.write(`Imported ${result.inserted}, skipped ${duplicates} duplicates, ${badCount} bad lines\n`);
+      if (result.suppressed > 0) {
+        io.stderr.write(
+          `${result.suppressed} ${plural(result.suppressed, 'address', 'addresses')} skipped: erased at the person's request (on the suppression list)\n`,
+        );
+      }
     });
   },
 });

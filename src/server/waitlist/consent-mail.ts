@@ -1,0 +1,27 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { MailService } from '../mail/index.js';
+import type { TemplatedMessage } from '../mail/outbox.js';
+import { waitlistEmailMessage } from './emails/messages.js';
+
+/**
+ * The e-mails the signup and the confirmation queue, as the outbox stores them: a template's name
+ * and the entry's id only (./emails renders them when the worker sends, with fresh links), so
+ * nothing is rendered while a request waits and no link is ever stored.
+ */
+
+/** What queueing needs of `app.mail`. */
+export type MailQueue = Pick<MailService, 'enabled' | 'enqueue'>;
+
+export const confirmationMail = (entry: { id: string; email: string }): TemplatedMessage => waitlistEmailMessage('confirmation', entry);
+export const welcomeMail = (entry: { id: string; email: string }): TemplatedMessage => waitlistEmailMessage('welcome', entry);
+
+/**
+ * Queues a message that must go out (the confirmation) with the caller's transaction. Throws when
+ * e-mail is off rather than losing it silently; the configuration already refuses
+ * SIGNUP_CONFIRMATION=required without SMTP_URL.
+ */
+export async function queueRequired(mail: MailQueue, trx: Kysely<Database>, message: TemplatedMessage): Promise<void> {
+  if (!mail.enabled) throw new Error(`e-mail is off (no SMTP_URL): cannot queue the ${message.kind} e-mail`);
+  await mail.enqueue(trx, message);
+}

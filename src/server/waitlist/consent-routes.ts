@@ -1,0 +1,252 @@
+import { LINK_RESULT_FILES } from '../../shared/site/pages.js';
+import formbody from '@fastify/formbody';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { HttpError } from '../http/errors.js';
+import { fastifyRateLimitStore } from '../rate-limit/fastify-store.js';
+import { siteContent } from '../../shared/site/content.js';
+import {
+  CONFIRM_API_PATH,
+  CONFIRM_PAGE_PATH,
+  ERASE_API_PATH,
+  isLinkErrorCode,
+  LINK_ERRORS,
+  LINK_TOKEN_PARAM,
+  ONE_CLICK_FIELD,
+  ONE_CLICK_VALUE,
+  PREFERENCES_ACTION_FIELD,
+  PREFERENCES_API_PATH,
+  PREFERENCES_PAGE_PATH,
+  UNSUBSCRIBE_API_PATH,
+  type LinkPurpose,
+} from '../../shared/waitlist/consent-contract.js';
+import {
+  confirmResultSchema,
+  eraseResultSchema,
+  linkTokenRequestSchema,
+  preferencesViewSchema,
+  unsubscribeResultSchema,
+} from '../../shared/waitlist/consent-schema.js';
+import { SIGNUP_FORM_FAILURES } from '../../shared/waitlist/signup-contract.js';
+import { confirmEntry, entryIdOfToken, eraseEntry, linkError, preferencesOf, unsubscribeEntry, type ConsentDeps } from './consent-service.js';
+import { verifyLinkToken } from './links.js';
+import { pageTemplateLoader, renderErrorPage } from './routes.js';
+
+/**
+ * The routes behind the links in e-mails (contract: src/shared/waitlist/consent-contract.ts):
+ * - the JSON API of the pages with JavaScript: POST /api/waitlist/{confirm,preferences,unsubscribe,erase} {token};
+ * - the same-URL posts: POST /confirm?token= (the Confirm page's form without JavaScript) and
+ *   POST /unsubscribe?token= (RFC 8058 one-click from the mail provider, or the preferences page's
+ *   form without JavaScript). The GET pages are the site's (site/routes.ts); a GET never changes
+ *   anything, since mail scanners prefetch links.
+ * Every route is rate limited per client address; every refusal is a 4xx that changes nothing.
+ */
+
+/** A link's request is a token and a word or two. */
+const LINK_BODY_LIMIT = 8 * 1024;
+
+/** Routes of this file that answer pages (HTML, or plain text to a one-click unsubscribe), not JSON. */
+const PAGE_PATHS: ReadonlySet<string> = new Set([CONFIRM_PAGE_PATH, PREFERENCES_PAGE_PATH]);
+
+type Fields = Record<string, unknown>;
+
+function fieldsOf(body: unknown): Fields {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Fields) : {};
+}
+
+/** The token of a same-URL post: the link's `?token=`, or a `token` field of the form. */
+function tokenOf(request: FastifyRequest): unknown {
+  const fromQuery = fieldsOf(request.query)[LINK_TOKEN_PARAM];
+  return fromQuery !== undefined ? fromQuery : fieldsOf(request.body)[LINK_TOKEN_PARAM];
+}
+
+/** RFC 8058: the mail provider's POST carries `List-Unsubscribe=One-Click`. */
+function isOneClick(request: FastifyRequest): boolean {
+  return fieldsOf(request.body)[ONE_CLICK_FIELD] === ONE_CLICK_VALUE;
+}
+
+/**
+ * The text fields of a multipart/form-data body (RFC 8058 says a one-click POST SHOULD be sent
+ * that way); enough for a few short fields, which is all a link's post has. Null when malformed.
+ */
+export function parseMultipartFields(body: string, contentType: string | undefined): Fields | null {
+  const match = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;]{1,70}))/i.exec(contentType ?? '');
+  const boundary = match?.[1] ?? match?.[2];
+  if (!boundary) return null;
+  const fields: Fields = Object.create(null) as Fields;
+  for (const part of body.split(`--${boundary}`).slice(1)) {
+    if (part.startsWith('--')) break;
+    const split = /\r?\n\r?\n/.exec(part);
+    if (!split) continue;
+    const head = part.slice(0, split.index);
+    const name = /content-disposition:\s*form-data;(?:[^\r\n]*;)?\s*name="([^"]*)"/i.exec(head)?.[1];
+    if (name !== undefined && !(name in fields)) fields[name] = part.slice(split.index + split[0].length).replace(/\r?\n$/, '');
+  }
+  return fields;
+}
+
+const LINK_TOKEN_IN_QUERY = new RegExp(`([?&]${LINK_TOKEN_PARAM}=)[^&#]*`, 'gi');
+
+/** Logged request URLs never carry a link's token (the same-URL posts and the GET pages alike). */
+export function redactLinkTokens(url: string): string {
+  return url.replace(LINK_TOKEN_IN_QUERY, '$1[redacted]');
+}
+
+/**
+ * The app's logger options with Fastify's request serializer redacting link tokens
+ * (redactLinkTokens). Other fields are Fastify's defaults; a logger given as `false` stays off.
+ */
+export function withLinkTokensRedacted(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (typeof logger !== 'object' || logger === null) return logger;
+  return {
+    ...logger,
+    serializers: {
+      ...logger.serializers,
+      req: (request: FastifyRequest) => ({
+        method: request.method,
+        url: redactLinkTokens(request.url),
+        version: typeof request.headers['accept-version'] === 'string' ? request.headers['accept-version'] : undefined,
+        host: request.host,
+        remoteAddress: request.ip,
+        remotePort: request.socket?.remotePort,
+      }),
+    },
+  };
+}
+
+export const consentRoutes: FastifyPluginAsync = async (app) => {
+  // Registered in this plugin's scope only, like the signup's.
+  await app.register(formbody, { bodyLimit: LINK_BODY_LIMIT });
+  app.addContentTypeParser('multipart/form-data', { parseAs: 'string', bodyLimit: LINK_BODY_LIMIT }, (request, body, done) => {
+    const fields = parseMultipartFields(body as string, request.headers['content-type']);
+    if (fields) done(null, fields);
+    else done(new HttpError(400, 'bad_request', 'The form data could not be read.'), undefined);
+  });
+  app.removeContentTypeParser('text/plain');
+  await app.register(rateLimit, {
+    global: false,
+    // Counted apart from signups (key kind `link`) in the same store (memory, database or Redis).
+    store: fastifyRateLimitStore(app.rateLimits.signups, 'link'),
+  });
+
+  const deps = (): ConsentDeps => ({ db: app.database.db, box: app.secretBox, mail: app.mail, welcome: app.config.consent.welcome });
+  // Outcomes on the success page (a check mark), refusals on the error page (LINK_RESULT_FILES).
+  const loadSuccess = pageTemplateLoader(app, LINK_RESULT_FILES.success);
+  const loadError = pageTemplateLoader(app, LINK_RESULT_FILES.error);
+  const { max, windowMs } = app.config.signupRateLimit;
+  const rateLimitConfig = {
+    max,
+    timeWindow: windowMs,
+    ipv6Subnet: 64,
+    // After the body is read, so a one-click post with a good token can pass (allowList below).
+    hook: 'preHandler' as const,
+    errorResponseBuilder: () => linkError('rate_limited'),
+  };
+
+  const sendPage = async (reply: FastifyReply, status: number, text: { title: string; message: string }) =>
+    reply
+      .status(status)
+      .header('cache-control', 'no-store')
+      .type('text/html; charset=utf-8')
+      .send(renderErrorPage(await (status < 300 ? loadSuccess : loadError)(), text.title, text.message));
+  const sendPlain = (reply: FastifyReply, status: number, text: string) =>
+    reply.status(status).header('cache-control', 'no-store').type('text/plain; charset=utf-8').send(`${text}\n`);
+
+  // The same-URL posts answer a page (or plain text to a one-click client) for every error too;
+  // the JSON API falls through to the app's JSON error handler.
+  app.setErrorHandler(async (err: FastifyError | HttpError, request, reply) => {
+    if (!PAGE_PATHS.has(request.routeOptions.url ?? '')) throw err;
+    const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status === 500) request.log.error({ err }, 'request failed');
+    const text =
+      err instanceof HttpError && isLinkErrorCode(err.code)
+        ? LINK_ERRORS[err.code]
+        : status === 413
+          ? SIGNUP_FORM_FAILURES.tooLarge
+          : SIGNUP_FORM_FAILURES.other;
+    if (isOneClick(request)) return sendPlain(reply, status, text.message);
+    return sendPage(reply, status, text);
+  });
+
+  // ------------------------------------------------------------------------------------------
+  // JSON API: POST {token}
+
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  const apiOptions = <R>(response: R) => ({
+    bodyLimit: LINK_BODY_LIMIT,
+    schema: { body: linkTokenRequestSchema, response: { 200: response } },
+    // A missing or malformed token is the link's fault: link_invalid, not a generic validation error.
+    attachValidation: true,
+    config: { rateLimit: rateLimitConfig },
+  });
+  const entryIdOf = (request: { validationError?: Error; body: { token: string } }, purpose: LinkPurpose): string => {
+    if (request.validationError) throw linkError('link_invalid');
+    return entryIdOfToken(deps(), request.body.token, purpose);
+  };
+  const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
+
+  api.post(CONFIRM_API_PATH, apiOptions(confirmResultSchema), async (request, reply) => {
+    const entryId = entryIdOf(request, 'confirm');
+    const outcome = await confirmEntry(deps(), entryId, request.ip);
+    request.log.info({ entryId, outcome }, 'waitlist: confirmation link used');
+    return noStore(reply).send({ outcome });
+  });
+  api.post(PREFERENCES_API_PATH, apiOptions(preferencesViewSchema), async (request, reply) => {
+    return noStore(reply).send(await preferencesOf(deps(), entryIdOf(request, 'manage')));
+  });
+  api.post(UNSUBSCRIBE_API_PATH, apiOptions(unsubscribeResultSchema), async (request, reply) => {
+    const entryId = entryIdOf(request, 'manage');
+    const outcome = await unsubscribeEntry(deps(), entryId);
+    request.log.info({ entryId, outcome }, 'waitlist: unsubscribed by link');
+    return noStore(reply).send({ outcome });
+  });
+  api.post(ERASE_API_PATH, apiOptions(eraseResultSchema), async (request, reply) => {
+    const outcome = await eraseEntry(deps(), entryIdOf(request, 'manage'));
+    // No id: after an erasure nothing in the logs should lead back to the person.
+    request.log.info("waitlist: entry erased at the person's request");
+    return noStore(reply).send({ outcome });
+  });
+
+  // ------------------------------------------------------------------------------------------
+  // Same-URL posts (no JavaScript, and RFC 8058 one-click)
+
+  app.post(CONFIRM_PAGE_PATH, { bodyLimit: LINK_BODY_LIMIT, config: { rateLimit: rateLimitConfig } }, async (request, reply) => {
+    const entryId = entryIdOfToken(deps(), tokenOf(request), 'confirm');
+    const outcome = await confirmEntry(deps(), entryId, request.ip);
+    request.log.info({ entryId, outcome }, 'waitlist: confirmation link used');
+    return sendPage(reply, 200, outcome === 'confirmed' ? siteContent.confirmPage.confirmed : siteContent.confirmPage.alreadyConfirmed);
+  });
+
+  app.post(
+    PREFERENCES_PAGE_PATH,
+    {
+      bodyLimit: LINK_BODY_LIMIT,
+      config: {
+        rateLimit: {
+          ...rateLimitConfig,
+          // Mail providers send the one-click posts of many people from few addresses: a post with
+          // a good manage token is never refused for the rate; anything else counts.
+          allowList: (request: FastifyRequest) => isOneClick(request) && verifyLinkToken(app.secretBox, tokenOf(request), 'manage').ok,
+        },
+      },
+    },
+    async (request, reply) => {
+      const oneClick = isOneClick(request);
+      const action = fieldsOf(request.body)[PREFERENCES_ACTION_FIELD];
+      if (!oneClick && action !== 'unsubscribe' && action !== 'erase') throw linkError('link_invalid');
+      const entryId = entryIdOfToken(deps(), tokenOf(request), 'manage');
+      if (action === 'erase' && !oneClick) {
+        await eraseEntry(deps(), entryId);
+        request.log.info("waitlist: entry erased at the person's request");
+        return sendPage(reply, 200, siteContent.preferencesPage.erase.done);
+      }
+      const outcome = await unsubscribeEntry(deps(), entryId);
+      request.log.info({ entryId, outcome, oneClick }, 'waitlist: unsubscribed by link');
+      const { done, already } = siteContent.preferencesPage.unsubscribe;
+      const text = outcome === 'unsubscribed' ? done : already;
+      if (oneClick) return sendPlain(reply, 200, text.title);
+      return sendPage(reply, 200, text);
+    },
+  );
+};

@@ -1,0 +1,84 @@
+import type { FastifyInstance } from 'fastify';
+import type { RenderedMail, TemplateRenderer } from '../../mail/outbox.js';
+import { createLinkToken, linkUrl } from '../links.js';
+import { emailContent } from '../../../shared/site/content.js';
+import { CONFIRM_PAGE_PATH, ONE_CLICK_FIELD, ONE_CLICK_VALUE, PREFERENCES_PAGE_PATH } from '../../../shared/waitlist/consent-contract.js';
+import { findEmailRecipient } from './recipient.js';
+import type * as RenderModule from './render.js';
+import { WAITLIST_EMAIL_TEMPLATES, waitlistEmailSubject, type WaitlistEmailTemplate } from './words.js';
+
+export { waitlistEmailMessage } from './messages.js';
+export { WAITLIST_EMAIL_TEMPLATES, waitlistEmailSubject, type WaitlistEmailTemplate } from './words.js';
+
+/**
+ * The waitlist's e-mails (confirmation, welcome, invite), rendered by the outbox worker when it
+ * sends them (docs/decisions/008): the row holds only `{entryId}`, so each e-mail is built from the
+ * entry as it is then, with links signed then. A message whose person has since unsubscribed or
+ * been erased (or, for a confirmation, confirmed already) is not sent: `{skip}`.
+ */
+
+/** Manage links (unsubscribe, erase) work this long after sending: one-click unsubscribe must keep working. */
+export const MANAGE_LINK_TTL_SECONDS = 400 * 24 * 60 * 60;
+
+type Views = typeof RenderModule;
+/** The React templates, imported on the first send (see render.tsx). */
+let views: Promise<Views> | null = null;
+function loadViews(): Promise<Views> {
+  views ??= import('./render.js').catch((err: unknown) => {
+    views = null;
+    throw err;
+  });
+  return views;
+}
+
+/** By app.mail: the same object in every plugin scope of one app. */
+const registered = new WeakSet<object>();
+
+/**
+ * Registers the three renderers with app.mail.registerTemplate. Called by the waitlist routes;
+ * idempotent per app, and does nothing when e-mail is off (PUBLIC_URL is then not required).
+ */
+export function registerWaitlistEmails(app: FastifyInstance): void {
+  if (!app.mail.enabled || registered.has(app.mail)) return;
+  const publicUrl = app.config.publicUrl;
+  // loadConfig requires PUBLIC_URL with SMTP_URL; this only guards a hand-made config.
+  if (!publicUrl) throw new Error('waitlist e-mails need PUBLIC_URL: links are built on it');
+  registered.add(app.mail);
+  const { db } = app.database;
+  const { confirmationLinkTtlSeconds } = app.config.consent;
+
+  const renderer =
+    (template: WaitlistEmailTemplate): TemplateRenderer =>
+    async (data, message): Promise<RenderedMail | { skip: string }> => {
+      const entry = await findEmailRecipient(db, data.entryId);
+      if (!entry) return { skip: 'the recipient is no longer on the waitlist' };
+      if (entry.email.toLowerCase() !== message.to.toLowerCase()) return { skip: "the entry's address is not the one this message was queued for" };
+      if (entry.status === 'unsubscribed') return { skip: 'the recipient unsubscribed' };
+      if (template === 'confirmation' && entry.status !== 'pending') return { skip: `the address no longer awaits confirmation (${entry.status})` };
+
+      const now = Math.floor(Date.now() / 1000);
+      const link = (path: string, purpose: 'confirm' | 'manage', ttlSeconds: number) =>
+        linkUrl(publicUrl, path, createLinkToken(app.secretBox, { entryId: entry.id, purpose, expiresAt: now + ttlSeconds }));
+      const manageUrl = link(PREFERENCES_PAGE_PATH, 'manage', MANAGE_LINK_TTL_SECONDS);
+      const render = await loadViews();
+      const bodies =
+        template === 'confirmation'
+          ? await render.renderConfirmationEmail({
+              confirmUrl: link(CONFIRM_PAGE_PATH, 'confirm', confirmationLinkTtlSeconds),
+              manageUrl,
+              hours: Math.round(confirmationLinkTtlSeconds / 3600),
+            })
+          : template === 'welcome'
+            ? await render.renderWelcomeEmail({ manageUrl })
+            : await render.renderInviteEmail({ inviteUrl: new URL(emailContent.invite.url, publicUrl).toString(), manageUrl });
+      return {
+        subject: waitlistEmailSubject(template),
+        text: bodies.text,
+        html: bodies.html,
+        // RFC 8058 one-click unsubscribe: the provider POSTs `List-Unsubscribe=One-Click` to the URL.
+        headers: { 'List-Unsubscribe': `<${manageUrl}>`, 'List-Unsubscribe-Post': `${ONE_CLICK_FIELD}=${ONE_CLICK_VALUE}` },
+      };
+    };
+
+  for (const template of WAITLIST_EMAIL_TEMPLATES) app.mail.registerTemplate(template, renderer(template));
+}

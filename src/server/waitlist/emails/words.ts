@@ -1,0 +1,30 @@
+import { emailContent, siteContent } from '../../../shared/site/content.js';
+
+/**
+ * The e-mails' words (src/shared/site/content.ts `emailContent`) with their placeholders filled:
+ * `{productName}` always, `{hours}` where a template passes it. No React here: the signup path
+ * imports this file for the subjects, the worker the templates.
+ */
+export const WAITLIST_EMAIL_TEMPLATES = ['confirmation', 'welcome', 'invite'] as const;
+export type WaitlistEmailTemplate = (typeof WAITLIST_EMAIL_TEMPLATES)[number];
+
+export function fill(text: string, values: Record<string, string | number> = {}): string {
+  const all: Record<string, string | number> = { productName: siteContent.productName, ...values };
+  // A callback, so a `$` in a value is never read as a replacement pattern.
+  return text.replace(/\{(\w+)\}/g, (match, name: string) => (Object.hasOwn(all, name) ? String(all[name]) : match));
+}
+
+/** The subject a template's message is stored (and sent) with. */
+export function waitlistEmailSubject(template: WaitlistEmailTemplate): string {
+  return fill(emailContent[template].subject);
+}
+
+/** Every e-mail's footer: why the person gets it, the manage link's words, the sender's postal address. */
+export function footerWords() {
+  return {
+    productName: siteContent.productName,
+    reason: fill(emailContent.footer.reason),
+    manage: fill(emailContent.footer.manage),
+    postalAddress: fill(emailContent.postalAddress),
+  };
+}

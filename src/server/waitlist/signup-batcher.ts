@@ -1,0 +1,132 @@
+import type { Kysely } from 'kysely';
+import { isDatabaseUnavailable } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import type { MailService } from '../mail/index.js';
+import type { TemplatedMessage } from '../mail/outbox.js';
+import { signupBatchCommitter, type SignupWrite } from './repository.js';
+
+/**
+ * Group commit for signups. Signups that arrive together are written in one transaction, so one
+ * commit (one fsync on SQLite with synchronous=FULL, one WAL flush on PostgreSQL) acknowledges many
+ * of them; each signup's promise settles only once the transaction holding it has committed, so an
+ * acknowledged signup survives a crash exactly as before.
+ *
+ * No timer and no waiting for company: a signup arriving while the database is not busy is taken
+ * right after the current turn of the event loop (setImmediate, so signups read in the same turn
+ * share its commit); signups arriving while the batches under way (at most `concurrency`) are
+ * being committed are queued and all written by the next transaction, started as soon as one of
+ * those ends. A lone signup at low load therefore commits at once, and under load the batch grows
+ * by itself with the time a commit takes.
+ *
+ * The batch only takes the fast path: new addresses. An address already on the list (or repeated
+ * in the batch) comes back `false` and the caller handles it on its own afterwards (signup.ts). A
+ * batch that fails as a whole rejects every signup it held with the error; the caller retries each
+ * alone, so a row that cannot be written fails only its own request.
+ */
+
+export interface SignupBatchItem extends SignupWrite {
+  /** The e-mail this entry causes when it is inserted (confirmation or welcome), queued in the same transaction. */
+  mail: TemplatedMessage | null;
+}
+
+/** Settings and hooks of the group commit that tests use (app option `signupBatch`). */
+export interface SignupBatchHooks {
+  /**
+   * Called inside each batch's transaction after its writes, before COMMIT (tests hold the commit
+   * here to show that no signup is answered before it).
+   */
+  beforeCommit?(size: number): void | Promise<void>;
+  /** Batches under way at once (see SignupBatcherOptions); 1 makes the batches' composition predictable. */
+  concurrency?: number;
+}
+
+export interface SignupBatcherOptions {
+  db: Kysely<Database>;
+  mail: Pick<MailService, 'enqueueMany'>;
+  log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  hooks?: SignupBatchHooks;
+  /** Most signups per transaction (a bigger queue is written by consecutive transactions). */
+  maxBatch?: number;
+  /**
+   * Batches under way at once (2): while one waits for its commit to reach the disk (the WAL sync
+   * on SQLite, the round trip and WAL flush on PostgreSQL), the next can already be written.
+   */
+  concurrency?: number;
+}
+
+interface Pending {
+  item: SignupBatchItem;
+  resolve(inserted: boolean): void;
+  reject(err: unknown): void;
+}
+
+export interface SignupBatcher {
+  /** Resolves once the batch holding `item` has committed: true if inserted, false if the address was known. */
+  submit(item: SignupBatchItem): Promise<boolean>;
+}
+
+export function createSignupBatcher(options: SignupBatcherOptions): SignupBatcher {
+  const { db, mail, log, hooks } = options;
+  const maxBatch = options.maxBatch ?? 1000;
+  const concurrency = options.concurrency ?? hooks?.concurrency ?? 2;
+  const commit = signupBatchCommitter(db);
+  let queue: Pending[] = [];
+  let underWay = 0;
+  let scheduled = false;
+
+  const commitBatch = (items: readonly SignupBatchItem[]) => {
+    // Without e-mail or a hook the batch is its write alone (on PostgreSQL: one statement, one round trip).
+    if (!hooks?.beforeCommit && !items.some((item) => item.mail)) return commit(items);
+    return commit(items, async (trx, inserted) => {
+      const messages: TemplatedMessage[] = [];
+      items.forEach((item, i) => {
+        if (inserted[i] && item.mail) messages.push(item.mail);
+      });
+      if (messages.length > 0) await mail.enqueueMany(trx, messages);
+      await hooks?.beforeCommit?.(items.length);
+    });
+  };
+
+  const settle = (batch: Pending[], inserted: boolean[] | null, err?: unknown) => {
+    if (inserted) {
+      batch.forEach((p, i) => p.resolve(inserted[i] === true));
+      return;
+    }
+    // Logged once per batch; each request then gets its own answer (signup.ts).
+    if (isDatabaseUnavailable(err)) log.error({ err, signups: batch.length }, 'waitlist signup batch: database unavailable');
+    else log.warn({ err, signups: batch.length }, 'waitlist signup batch failed; writing its signups one by one');
+    for (const p of batch) p.reject(err);
+  };
+
+  /** Starts batches while there is a queue and room; each one that ends starts the next. */
+  const pump = () => {
+    while (queue.length > 0 && underWay < concurrency) {
+      const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch);
+      queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch);
+      underWay += 1;
+      commitBatch(batch.map((p) => p.item)).then(
+        (inserted) => settle(batch, inserted),
+        (err: unknown) => settle(batch, null, err),
+      ).finally(() => {
+        underWay -= 1;
+        pump();
+      });
+    }
+  };
+
+  return {
+    submit(item) {
+      return new Promise<boolean>((resolve, reject) => {
+        queue.push({ item, resolve, reject });
+        // The first signup of a quiet moment goes after this turn of the event loop, with every
+        // signup read in the same turn; while batches are under way, the queue waits for one to end.
+        if (scheduled || underWay >= concurrency) return;
+        scheduled = true;
+        setImmediate(() => {
+          scheduled = false;
+          pump();
+        });
+      });
+    },
+  };
+}
