@@ -46,7 +46,7 @@
  *   --profile / BENCH_PROFILE=1         the outbox phases' product runs with --cpu-prof (slower): its time by part and
  *                                       heaviest frames are printed, the .cpuprofile kept in bench-results/mail-profile/
  */
-import { execFileSync, fork } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -68,15 +68,15 @@ import { transpileFiles } from './lib/compile.js';
 import { formatSummary, summarizeCpuProfile, type CpuProfile } from './lib/cpu-profile.js';
 import { sqliteCommitRate } from './lib/disk.js';
 import { emptyHistogram, mergeHistograms, quantileMs } from './lib/histogram.js';
-import type { GeneratorMessage, GeneratorReply, PhaseResult } from './lib/load-generator.js';
+import type { PhaseResult } from './lib/load-generator.js';
+import { databaseSpecs, fmt, gitDescription, numberOption, otherStatuses, prepareTarget, removeWorkDir, startGenerator, type Generator, type Target } from './lib/harness.js';
 import { floorMessageId, type FloorCommand, type FloorMessage, type FloorResult } from './lib/mail-floor.js';
 import { startBenchSmtpServer, type Arrival, type BenchSmtpServer } from './lib/mail-smtp.js';
 import { cpuPressure, cpuSeconds, machineDescription, memorySampler } from './lib/proc.js';
-import { createScratchPostgres, freePort, postgresAnswers, scratchSqlite, startServer, stopServer, type ServerProcess } from './lib/servers.js';
+import { freePort, startServer, stopServer, type ServerProcess } from './lib/servers.js';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const projectRoot = path.resolve(benchDir, '../..');
-const DEFAULT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 const PUBLIC_URL = 'https://waitlist.bench.example';
 const MAIL_FROM = 'Waitlist bench <hello@waitlist.bench.example>';
 /** No message for this long while some are due: the sender has stopped; the run fails. */
@@ -100,11 +100,6 @@ const { values: flags } = parseArgs({
     profile: { type: 'boolean' },
   },
 });
-const numberOption = (flag: string | undefined, env: string | undefined, fallback: number) => {
-  const value = Number(flag ?? env ?? fallback);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`not a number: ${flag ?? env}`);
-  return value;
-};
 const sections = (flags.sections ?? process.env.BENCH_MAIL_SECTIONS ?? 'outbox,signups').split(',').map((s) => s.trim());
 for (const s of sections) if (s !== 'outbox' && s !== 'signups') throw new Error(`unknown section "${s}": outbox or signups`);
 const options = {
@@ -139,7 +134,6 @@ const messageIdHost = new URL(PUBLIC_URL).hostname;
 
 // ---- formatting ---------------------------------------------------------------------------------
 
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '-');
 const pct = (share: number) => (Number.isFinite(share) ? `${Math.round(share * 100)}%` : '-');
 const pressureNow = () => {
   const p = cpuPressure();
@@ -156,23 +150,7 @@ function table(header: string[], rows: string[][], left: ReadonlySet<number>): s
 
 // ---- databases ----------------------------------------------------------------------------------
 
-interface Target {
-  label: string;
-  databaseUrl: string;
-  cleanup(): Promise<void>;
-}
 
-async function prepareTarget(spec: string): Promise<Target> {
-  if (spec === 'sqlite' || spec === 'file:' || spec === 'sqlite:') {
-    const { url } = scratchSqlite(workDir);
-    return { label: 'sqlite', databaseUrl: url, cleanup: async () => undefined };
-  }
-  if (spec.startsWith('postgres://') || spec.startsWith('postgresql://')) {
-    const scratch = await createScratchPostgres(spec);
-    return { label: 'postgres', databaseUrl: scratch.url, cleanup: () => scratch.drop() };
-  }
-  throw new Error(`unknown database "${spec}": use sqlite or a postgres:// URL`);
-}
 
 /** The bench's own connection to a target (seeding before a server starts, checks after it stopped). */
 function openTarget(target: Target): DatabaseHandle {
@@ -189,13 +167,6 @@ async function withDatabase<T>(target: Target, work: (db: Kysely<Database>) => P
   }
 }
 
-async function databaseSpecs(): Promise<string[]> {
-  const given = flags.databases ?? process.env.BENCH_DATABASE_URLS;
-  if (given) return given.split(',').map((s) => s.trim()).filter(Boolean);
-  if (await postgresAnswers(DEFAULT_POSTGRES)) return ['sqlite', DEFAULT_POSTGRES];
-  console.log(`(PostgreSQL at ${DEFAULT_POSTGRES} did not answer: SQLite only)`);
-  return ['sqlite'];
-}
 
 // ---- the product --------------------------------------------------------------------------------
 
@@ -505,7 +476,7 @@ async function prerenderedInvite(): Promise<FloorMessage> {
 
 let floorRuns = 0;
 async function outboxBench(spec: string, smtp: BenchSmtpServer, message: FloorMessage): Promise<OutboxRow[]> {
-  const target = await prepareTarget(spec);
+  const target = await prepareTarget(spec, workDir);
   const rows: OutboxRow[] = [];
   try {
     await withDatabase(target, async (db) => {
@@ -559,43 +530,6 @@ function printOutbox(rows: OutboxRow[]): void {
 
 // ---- 2. signups with confirmation on and off ----------------------------------------------------
 
-function startGenerator() {
-  const child = fork(path.join(jsDir, 'lib/load-generator.js'), ['--serve'], {
-    execArgv: [],
-    env: { ...process.env, BENCH_PREFIX: prefix, BENCH_IPV6_SHARE: String(options.ipv6Share) },
-  });
-  let nextId = 0;
-  const waiting = new Map<number, { resolve: (reply: GeneratorReply) => void; reject: (err: Error) => void }>();
-  child.on('message', (reply: GeneratorReply) => {
-    waiting.get(reply.id)?.resolve(reply);
-    waiting.delete(reply.id);
-  });
-  child.on('exit', (code) => {
-    for (const { reject } of waiting.values()) reject(new Error(`load generator exited (${code})`));
-    waiting.clear();
-  });
-  const ask = (message: GeneratorMessage & { id: number }) =>
-    new Promise<GeneratorReply>((resolve, reject) => {
-      waiting.set(message.id, { resolve, reject });
-      child.send(message);
-    });
-  return {
-    async run(port: number, seconds: number): Promise<PhaseResult> {
-      const reply = await ask({ type: 'run', id: nextId++, port, seconds, connections: options.connections, record: true });
-      if (reply.type !== 'result') throw new Error('unexpected answer from the load generator');
-      return reply.result;
-    },
-    async acks(file: string): Promise<number> {
-      const reply = await ask({ type: 'acks', id: nextId++, file });
-      if (reply.type !== 'acks') throw new Error('unexpected answer from the load generator');
-      return reply.count;
-    },
-    stop() {
-      child.send({ type: 'exit' } satisfies GeneratorMessage);
-    },
-  };
-}
-type Generator = ReturnType<typeof startGenerator>;
 
 type Confirmation = 'off' | 'required';
 
@@ -760,7 +694,7 @@ async function verifySignups(generator: Generator, targets: Record<Confirmation,
 }
 
 async function signupBench(generator: Generator, spec: string, smtp: BenchSmtpServer): Promise<{ rows: SignupRow[]; lines: string[]; failures: string[] }> {
-  const targets = { off: await prepareTarget(spec), required: await prepareTarget(spec) };
+  const targets = { off: await prepareTarget(spec, workDir), required: await prepareTarget(spec, workDir) };
   const servers: Partial<Record<Confirmation, ServerProcess>> = {};
   try {
     servers.off = await startProduct(targets.off, smtp, 'off');
@@ -775,7 +709,7 @@ async function signupBench(generator: Generator, spec: string, smtp: BenchSmtpSe
       const server = servers[confirmation]!;
       const mailBefore = smtp.count;
       const cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
-      const result = await generator.run(server.port, seconds);
+      const result = await generator.run(server.port, seconds, true);
       const cpuAfter = cpuSeconds(server.pid) ?? Number.NaN;
       const mailEnd = smtp.count;
       let drainSeconds = 0;
@@ -813,11 +747,6 @@ async function signupBench(generator: Generator, spec: string, smtp: BenchSmtpSe
   }
 }
 
-const otherStatuses = (statuses: Record<string, number>) =>
-  Object.entries(statuses)
-    .filter(([status]) => status !== '201')
-    .map(([status, n]) => `${status === '0' ? 'conn err' : status === '-1' ? 'no answer' : status}: ${n}`)
-    .join(', ') || '-';
 
 function printSignups(rows: SignupRow[]): void {
   const header = ['database', 'confirmation', 'signups/s', 'on/off', 'p50 ms', 'p99 ms', 'server CPU', 'gen. CPU', 'mails during', 'mails after', 'wait s', 'incl. wait/s', 'non-201'];
@@ -847,22 +776,9 @@ function printSignups(rows: SignupRow[]): void {
 
 // ---- the run ------------------------------------------------------------------------------------
 
-function gitDescription(root: string): string {
-  try {
-    const head = execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['-C', root, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    return `${head}${dirty ? ' + uncommitted changes' : ''}`;
-  } catch {
-    return 'not a git checkout';
-  }
-}
 
-function removeWorkDir(): void {
-  fs.rmSync(path.join(jsDir, 'node_modules'), { force: true });
-  fs.rmSync(workDir, { recursive: true, force: true });
-}
 
-const specs = await databaseSpecs();
+const specs = await databaseSpecs(flags.databases ?? process.env.BENCH_DATABASE_URLS);
 const smtp = await startBenchSmtpServer();
 const relativeMain = mainJs.startsWith(process.cwd() + path.sep) ? path.relative(process.cwd(), mainJs) : mainJs;
 console.log(
@@ -887,7 +803,7 @@ const failures: string[] = [];
 const outboxRows: OutboxRow[] = [];
 const signupRows: SignupRow[] = [];
 const checks: string[] = [];
-const generator = options.signups ? startGenerator() : null;
+const generator = options.signups ? startGenerator({ jsDir, prefix, ipv6Share: options.ipv6Share, connections: options.connections }) : null;
 try {
   if (options.outbox) {
     const message = await prerenderedInvite();
@@ -909,7 +825,7 @@ try {
 } finally {
   generator?.stop();
   await smtp.close();
-  removeWorkDir();
+  removeWorkDir(workDir, jsDir);
 }
 
 if (outboxRows.length > 0) {

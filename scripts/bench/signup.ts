@@ -38,7 +38,6 @@
  *   --json FILE                         also write the results as JSON
  * Other environment variables reach the product unchanged (REDIS_URL=… benchmarks Redis counters).
  */
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -49,14 +48,12 @@ import { benchNumber } from './lib/addresses.js';
 import { transpileFiles } from './lib/compile.js';
 import { formatSummary, summarizeCpuProfile, type CpuProfile } from './lib/cpu-profile.js';
 import { emptyHistogram, mergeHistograms, quantileMs } from './lib/histogram.js';
-import type { GeneratorMessage, GeneratorReply, PhaseResult } from './lib/load-generator.js';
+import type { PhaseResult } from './lib/load-generator.js';
+import { databaseSpecs, fmt, gitDescription, numberOption, otherStatuses, prepareTarget, removeWorkDir, startGenerator, type Generator, type Target } from './lib/harness.js';
 import { sqliteCommitRate } from './lib/disk.js';
 import { cpuPressure, cpuSeconds, fileSystemType, machineDescription, memorySampler } from './lib/proc.js';
 import {
-  createScratchPostgres,
   freePort,
-  postgresAnswers,
-  scratchSqlite,
   startServer,
   stopServer,
   storedAddresses,
@@ -65,7 +62,6 @@ import {
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const projectRoot = path.resolve(benchDir, '../..');
-const DEFAULT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 
 const { values: flags } = parseArgs({
   options: {
@@ -83,11 +79,6 @@ const { values: flags } = parseArgs({
     label: { type: 'string' },
   },
 });
-const numberOption = (flag: string | undefined, env: string | undefined, fallback: number) => {
-  const value = Number(flag ?? env ?? fallback);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`not a number: ${flag ?? env}`);
-  return value;
-};
 const options = {
   seconds: numberOption(flags.seconds, process.env.BENCH_SECONDS, 10),
   rounds: Math.max(1, Math.round(numberOption(flags.rounds, process.env.BENCH_ROUNDS, 3))),
@@ -119,43 +110,6 @@ const jsDir = transpileFiles(
 );
 const prefix = `bench${randomBytes(4).toString('hex')}`;
 
-function startGenerator() {
-  const child: ChildProcess = fork(path.join(jsDir, 'lib/load-generator.js'), ['--serve'], {
-    execArgv: [],
-    env: { ...process.env, BENCH_PREFIX: prefix, BENCH_IPV6_SHARE: String(options.ipv6Share) },
-  });
-  let nextId = 0;
-  const waiting = new Map<number, { resolve: (reply: GeneratorReply) => void; reject: (err: Error) => void }>();
-  child.on('message', (reply: GeneratorReply) => {
-    waiting.get(reply.id)?.resolve(reply);
-    waiting.delete(reply.id);
-  });
-  child.on('exit', (code) => {
-    for (const { reject } of waiting.values()) reject(new Error(`load generator exited (${code})`));
-    waiting.clear();
-  });
-  const ask = (message: GeneratorMessage & { id: number }) =>
-    new Promise<GeneratorReply>((resolve, reject) => {
-      waiting.set(message.id, { resolve, reject });
-      child.send(message);
-    });
-  return {
-    pid: child.pid!,
-    async run(port: number, seconds: number, record: boolean): Promise<PhaseResult> {
-      const reply = await ask({ type: 'run', id: nextId++, port, seconds, connections: options.connections, record });
-      if (reply.type !== 'result') throw new Error('unexpected answer from the load generator');
-      return reply.result;
-    },
-    async acks(file: string): Promise<number> {
-      const reply = await ask({ type: 'acks', id: nextId++, file });
-      if (reply.type !== 'acks') throw new Error('unexpected answer from the load generator');
-      return reply.count;
-    },
-    stop() {
-      child.send({ type: 'exit' } satisfies GeneratorMessage);
-    },
-  };
-}
 
 // ---- measuring one phase ----------------------------------------------------------------------
 
@@ -164,7 +118,7 @@ interface Phase extends PhaseResult {
   serverCpuSeconds: number;
 }
 
-async function phase(generator: ReturnType<typeof startGenerator>, server: ServerProcess, sampler: ReturnType<typeof memorySampler>, seconds: number, record: boolean): Promise<Phase> {
+async function phase(generator: Generator, server: ServerProcess, sampler: ReturnType<typeof memorySampler>, seconds: number, record: boolean): Promise<Phase> {
   sampler.open();
   const cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
   const result = await generator.run(server.port, seconds, record);
@@ -210,23 +164,7 @@ function summarize(database: string, server: 'product' | 'floor', phases: Phase[
 
 // ---- the product and the floor ----------------------------------------------------------------
 
-interface Target {
-  label: string;
-  databaseUrl: string;
-  cleanup(): Promise<void>;
-}
 
-async function prepareTarget(spec: string): Promise<Target> {
-  if (spec === 'sqlite' || spec === 'file:' || spec === 'sqlite:') {
-    const { url } = scratchSqlite(workDir);
-    return { label: 'sqlite', databaseUrl: url, cleanup: async () => undefined };
-  }
-  if (spec.startsWith('postgres://') || spec.startsWith('postgresql://')) {
-    const scratch = await createScratchPostgres(spec);
-    return { label: 'postgres', databaseUrl: scratch.url, cleanup: () => scratch.drop() };
-  }
-  throw new Error(`unknown database "${spec}": use sqlite or a postgres:// URL`);
-}
 
 function productEnv(databaseUrl: string): NodeJS.ProcessEnv {
   return {
@@ -250,7 +188,7 @@ async function startFloor(): Promise<ServerProcess> {
 }
 
 /** Every acknowledged signup must be stored: compares the generator's acks with the table. */
-async function verifyStored(generator: ReturnType<typeof startGenerator>, target: Target): Promise<{ acknowledged: number; stored: number; missing: string[] }> {
+async function verifyStored(generator: Generator, target: Target): Promise<{ acknowledged: number; stored: number; missing: string[] }> {
   const file = path.join(workDir, `acks-${target.label}.bin`);
   const acknowledged = await generator.acks(file);
   const acks = fs.readFileSync(file);
@@ -268,31 +206,9 @@ async function verifyStored(generator: ReturnType<typeof startGenerator>, target
 
 // ---- the run ----------------------------------------------------------------------------------
 
-function gitDescription(root: string): string {
-  try {
-    const head = execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['-C', root, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    return `${head}${dirty ? ' + uncommitted changes' : ''}`;
-  } catch {
-    return 'not a git checkout';
-  }
-}
 
-async function databaseSpecs(): Promise<string[]> {
-  const given = flags.databases ?? process.env.BENCH_DATABASE_URLS;
-  if (given) return given.split(',').map((s) => s.trim()).filter(Boolean);
-  if (await postgresAnswers(DEFAULT_POSTGRES)) return ['sqlite', DEFAULT_POSTGRES];
-  console.log(`(PostgreSQL at ${DEFAULT_POSTGRES} did not answer: SQLite only)`);
-  return ['sqlite'];
-}
 
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '-');
 const pct = (share: number) => `${Math.round(share * 100)}%`;
-const otherStatuses = (statuses: Record<string, number>) =>
-  Object.entries(statuses)
-    .filter(([status]) => status !== '201')
-    .map(([status, n]) => `${status === '0' ? 'conn err' : status === '-1' ? 'no answer' : status}: ${n}`)
-    .join(', ') || '-';
 
 function printTable(rows: Row[]): void {
   const header = ['database', 'server', 'signups/s', 'vs floor', 'p50 ms', 'p99 ms', 'peak RSS MB', 'RSS load MB', 'server CPU', 'gen. CPU', 'non-201'];
@@ -324,8 +240,8 @@ function printTable(rows: Row[]): void {
   }
 }
 
-async function benchDatabase(generator: ReturnType<typeof startGenerator>, spec: string): Promise<{ rows: Row[]; failure: string | null }> {
-  const target = await prepareTarget(spec);
+async function benchDatabase(generator: Generator, spec: string): Promise<{ rows: Row[]; failure: string | null }> {
+  const target = await prepareTarget(spec, workDir);
   let product: ServerProcess | undefined;
   let floor: ServerProcess | undefined;
   try {
@@ -376,8 +292,8 @@ async function benchDatabase(generator: ReturnType<typeof startGenerator>, spec:
   }
 }
 
-async function profileDatabase(generator: ReturnType<typeof startGenerator>, spec: string): Promise<{ text: string; failure: string | null }> {
-  const target = await prepareTarget(spec);
+async function profileDatabase(generator: Generator, spec: string): Promise<{ text: string; failure: string | null }> {
+  const target = await prepareTarget(spec, workDir);
   const profileDir = path.join(workDir, `profile-${target.label}`);
   let product: ServerProcess | undefined;
   try {
@@ -418,8 +334,8 @@ async function profileDatabase(generator: ReturnType<typeof startGenerator>, spe
   }
 }
 
-const specs = await databaseSpecs();
-const generator = startGenerator();
+const specs = await databaseSpecs(flags.databases ?? process.env.BENCH_DATABASE_URLS);
+const generator = startGenerator({ jsDir, prefix, ipv6Share: options.ipv6Share, connections: options.connections });
 console.log(
   [
     `signup benchmark${options.profile ? ' (profile mode)' : ''}`,
@@ -436,10 +352,6 @@ console.log(
 );
 
 /** The temporary directory goes, its node_modules link first (removed as a link, never followed). */
-function removeWorkDir(): void {
-  fs.rmSync(path.join(jsDir, 'node_modules'), { force: true });
-  fs.rmSync(workDir, { recursive: true, force: true });
-}
 
 const failures: string[] = [];
 const rows: Row[] = [];
@@ -458,7 +370,7 @@ try {
   }
 } finally {
   generator.stop();
-  removeWorkDir();
+  removeWorkDir(workDir, jsDir);
 }
 
 console.log('');

@@ -1,0 +1,122 @@
+/**
+ * What the signup and mail benchmarks share: the load generator's client (the generator runs in its
+ * own process, see load-generator.ts), the databases a run measures, and the output's small helpers.
+ */
+import { execFileSync, fork } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { GeneratorMessage, GeneratorReply, PhaseResult } from './load-generator.js';
+import { createScratchPostgres, postgresAnswers, scratchSqlite } from './servers.js';
+
+export const DEFAULT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
+
+/** `--flag`, else the environment variable, else the default; a non-negative number. */
+export function numberOption(flag: string | undefined, env: string | undefined, fallback: number): number {
+  const value = Number(flag ?? env ?? fallback);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`not a number: ${flag ?? env}`);
+  return value;
+}
+
+export interface GeneratorSettings {
+  /** The transpiled bench scripts (compile.ts), holding lib/load-generator.js. */
+  jsDir: string;
+  /** E-mail prefix of this run (letters and digits). */
+  prefix: string;
+  ipv6Share: number;
+  connections: number;
+}
+
+/** Forks the load generator and talks to it over IPC, one request at a time. */
+export function startGenerator(settings: GeneratorSettings) {
+  const child = fork(path.join(settings.jsDir, 'lib/load-generator.js'), ['--serve'], {
+    execArgv: [],
+    env: { ...process.env, BENCH_PREFIX: settings.prefix, BENCH_IPV6_SHARE: String(settings.ipv6Share) },
+  });
+  let nextId = 0;
+  const waiting = new Map<number, { resolve: (reply: GeneratorReply) => void; reject: (err: Error) => void }>();
+  child.on('message', (reply: GeneratorReply) => {
+    waiting.get(reply.id)?.resolve(reply);
+    waiting.delete(reply.id);
+  });
+  child.on('exit', (code) => {
+    for (const { reject } of waiting.values()) reject(new Error(`load generator exited (${code})`));
+    waiting.clear();
+  });
+  const ask = (message: GeneratorMessage & { id: number }) =>
+    new Promise<GeneratorReply>((resolve, reject) => {
+      waiting.set(message.id, { resolve, reject });
+      child.send(message);
+    });
+  return {
+    pid: child.pid!,
+    /** Loads `port` for `seconds`; `record` keeps the acknowledged signups for `acks`. */
+    async run(port: number, seconds: number, record: boolean): Promise<PhaseResult> {
+      const reply = await ask({ type: 'run', id: nextId++, port, seconds, connections: settings.connections, record });
+      if (reply.type !== 'result') throw new Error('unexpected answer from the load generator');
+      return reply.result;
+    },
+    /** Writes the recorded acknowledged signups to `file`; resolves to how many. */
+    async acks(file: string): Promise<number> {
+      const reply = await ask({ type: 'acks', id: nextId++, file });
+      if (reply.type !== 'acks') throw new Error('unexpected answer from the load generator');
+      return reply.count;
+    },
+    stop() {
+      child.send({ type: 'exit' } satisfies GeneratorMessage);
+    },
+  };
+}
+export type Generator = ReturnType<typeof startGenerator>;
+
+/** A database one run measures: a fresh SQLite file, or a scratch database on a PostgreSQL server. */
+export interface Target {
+  label: string;
+  databaseUrl: string;
+  cleanup(): Promise<void>;
+}
+
+export async function prepareTarget(spec: string, workDir: string): Promise<Target> {
+  if (spec === 'sqlite' || spec === 'file:' || spec === 'sqlite:') {
+    const { url } = scratchSqlite(workDir);
+    return { label: 'sqlite', databaseUrl: url, cleanup: async () => undefined };
+  }
+  if (spec.startsWith('postgres://') || spec.startsWith('postgresql://')) {
+    const scratch = await createScratchPostgres(spec);
+    return { label: 'postgres', databaseUrl: scratch.url, cleanup: () => scratch.drop() };
+  }
+  throw new Error(`unknown database "${spec}": use sqlite or a postgres:// URL`);
+}
+
+/** The databases given (comma-separated), else SQLite and, when it answers, the local PostgreSQL. */
+export async function databaseSpecs(given: string | undefined): Promise<string[]> {
+  if (given) return given.split(',').map((s) => s.trim()).filter(Boolean);
+  if (await postgresAnswers(DEFAULT_POSTGRES)) return ['sqlite', DEFAULT_POSTGRES];
+  console.log(`(PostgreSQL at ${DEFAULT_POSTGRES} did not answer: SQLite only)`);
+  return ['sqlite'];
+}
+
+/** The measured build's commit, and whether it had uncommitted changes. */
+export function gitDescription(root: string): string {
+  try {
+    const head = execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['-C', root, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return `${head}${dirty ? ' + uncommitted changes' : ''}`;
+  } catch {
+    return 'not a git checkout';
+  }
+}
+
+/** Removes the run's temporary directory (the node_modules link in the transpiled scripts first). */
+export function removeWorkDir(workDir: string, jsDir: string): void {
+  fs.rmSync(path.join(jsDir, 'node_modules'), { force: true });
+  fs.rmSync(workDir, { recursive: true, force: true });
+}
+
+export const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '-');
+
+/** The answers other than 201, for the table's last column. */
+export const otherStatuses = (statuses: Record<string, number>) =>
+  Object.entries(statuses)
+    .filter(([status]) => status !== '201')
+    .map(([status, n]) => `${status === '0' ? 'conn err' : status === '-1' ? 'no answer' : status}: ${n}`)
+    .join(', ') || '-';
