@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { toIsoTimestamp } from '../db/database.js';
+import { decodeKeysetCursor, encodeKeysetCursor, type KeysetCursor } from '../db/keyset-cursor.js';
 import type { Database } from '../db/schema.js';
-import { UUID_PATTERN } from '../../shared/admin/waitlist-api.js';
 import { OUTBOX_STATUSES, type OutboxMessageView, type OutboxStatus } from '../../shared/admin/mail-api.js';
 
 /**
@@ -11,35 +11,21 @@ import { OUTBOX_STATUSES, type OutboxMessageView, type OutboxStatus } from '../.
 type Db = Kysely<Database>;
 
 /** Keyset position: created_at (ISO, as every outbox row is written) and id of the last row seen. */
-export interface OutboxCursor {
-  createdAt: string;
-  id: string;
-}
+export type OutboxCursor = KeysetCursor;
 
 const ISO_MS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const UUID_RE = new RegExp(UUID_PATTERN);
 /** Ids per `id IN (...)` statement: far below either database's parameter limit. */
 const ID_CHUNK_SIZE = 5000;
 
-export function encodeOutboxCursor(cursor: OutboxCursor): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id]), 'utf8').toString('base64url');
-}
+export const encodeOutboxCursor: (cursor: OutboxCursor) => string = encodeKeysetCursor;
+
+/** Outbox rows are written with ISO timestamps to the millisecond, and their ids are lower-case. */
+const isOutboxTime = (t: string) => ISO_MS_RE.test(t) && !Number.isNaN(Date.parse(t)) && new Date(t).toISOString() === t;
 
 /** The cursor, or null when it is not one this server issued (a 400, never a query error). */
 export function decodeOutboxCursor(value: string): OutboxCursor | null {
-  if (value.length > 200 || !/^[A-Za-z0-9_-]+$/.test(value)) return null;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
-  } catch {
-    return null;
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 2) return null;
-  const [createdAt, id] = parsed as unknown[];
-  if (typeof createdAt !== 'string' || typeof id !== 'string') return null;
-  if (!ISO_MS_RE.test(createdAt) || Number.isNaN(Date.parse(createdAt)) || new Date(createdAt).toISOString() !== createdAt) return null;
-  if (!UUID_RE.test(id)) return null;
-  return { createdAt, id: id.toLowerCase() };
+  const cursor = decodeKeysetCursor(value, isOutboxTime);
+  return cursor && { createdAt: cursor.createdAt, id: cursor.id.toLowerCase() };
 }
 
 export async function countOutbox(db: Db): Promise<Record<OutboxStatus, number>> {

@@ -1,9 +1,9 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { isPostgres } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { UUID_PATTERN } from '../../shared/admin/waitlist-api.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { toWaitlistEntry as toEntry, WAITLIST_COLUMNS } from './repository.js';
+import { decodeKeysetCursor, encodeKeysetCursor, type KeysetCursor } from '../db/keyset-cursor.js';
 
 /**
  * Admin reads and deletes on the waitlist. Every function takes `db` or a transaction, and the
@@ -14,10 +14,7 @@ import { toWaitlistEntry as toEntry, WAITLIST_COLUMNS } from './repository.js';
  */
 
 /** Keyset position: the exact stored created_at of the last row seen, and its id. */
-export interface WaitlistCursor {
-  createdAt: string;
-  id: string;
-}
+export type WaitlistCursor = KeysetCursor;
 
 export interface WaitlistPageResult {
   entries: WaitlistEntry[];
@@ -27,8 +24,6 @@ export interface WaitlistPageResult {
 
 /** Rows per statement for `id IN (...)`: far below SQLite's 32,766 and PostgreSQL's 65,535 parameters. */
 export const ID_CHUNK_SIZE = 5000;
-
-const UUID_RE = new RegExp(UUID_PATTERN);
 
 /**
  * created_at exactly as the database compares it. SQLite stores ISO text, so the stored text is
@@ -74,24 +69,11 @@ function isValidTimestamp(value: string): boolean {
   );
 }
 
-export function encodeCursor(cursor: WaitlistCursor): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id]), 'utf8').toString('base64url');
-}
+export const encodeCursor: (cursor: WaitlistCursor) => string = encodeKeysetCursor;
 
 /** The cursor, or null when it is not one this server issued. */
 export function decodeCursor(value: string): WaitlistCursor | null {
-  if (value.length === 0 || value.length > 200 || !/^[A-Za-z0-9_-]+$/.test(value)) return null;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
-  } catch {
-    return null;
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 2) return null;
-  const [createdAt, id] = parsed as unknown[];
-  if (typeof createdAt !== 'string' || typeof id !== 'string') return null;
-  if (!isValidTimestamp(createdAt) || !UUID_RE.test(id)) return null;
-  return { createdAt, id };
+  return decodeKeysetCursor(value, isValidTimestamp);
 }
 
 // ---------------------------------------------------------------------------------------------
