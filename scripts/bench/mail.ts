@@ -63,6 +63,7 @@ import { waitlistEmailMessage, waitlistEmailSubject } from '../../src/server/wai
 import { emailContent } from '../../src/shared/site/content.js';
 import { ONE_CLICK_FIELD, ONE_CLICK_VALUE, PREFERENCES_PAGE_PATH } from '../../src/shared/waitlist/consent-contract.js';
 import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { benchNumber } from './lib/addresses.js';
 import { transpileFiles } from './lib/compile.js';
 import { formatSummary, summarizeCpuProfile, type CpuProfile } from './lib/cpu-profile.js';
@@ -436,7 +437,7 @@ async function seedInvites(db: Kysely<Database>): Promise<void> {
     country: null,
     city: null,
     region: null,
-    ...NO_CONSENT_RECORD,
+    ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION,
     status: 'invited',
     invited_at: now,
   }));

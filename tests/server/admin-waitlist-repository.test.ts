@@ -13,11 +13,12 @@ import {
   listWaitlistPage,
 } from '../../src/server/waitlist/admin-repository.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { createScratchPostgres, TEST_DIALECTS, type ScratchPostgres, type TestDialect } from '../support/databases.js';
 import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';
 
 function row(createdAt: string, n: number, over: Partial<WaitlistEntry> = {}): WaitlistEntry {
-  return { id: randomUUID(), email: `u${n}.${randomUUID().slice(0, 6)}@example.com`, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...over };
+  return { id: randomUUID(), email: `u${n}.${randomUUID().slice(0, 6)}@example.com`, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION, ...over };
 }
 
 /** The order the API promises: created_at DESC, id DESC. */

@@ -9,6 +9,7 @@ import {
   waitlistCsvChunks,
 } from '../../src/shared/waitlist/csv.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';
 
 const HEADER = 'Email,Date Joined,IP Address,Location';
@@ -137,10 +138,10 @@ describe('parseWaitlistCsv', () => {
 
   it('parses our own export, through the real writer, back to the same entries', async () => {
     const entries: WaitlistEntry[] = [
-      { id: '1', email: '=cmd@example.com', created_at: '2026-11-22T06:04:59.000Z', ip_address: '203.0.113.9', country: 'Germany', city: 'Berlin', region: 'Land Berlin', ...NO_CONSENT_RECORD },
-      { id: '2', email: '-minus@example.com', created_at: '2026-11-21T23:00:00.000Z', ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD },
-      { id: '3', email: "o'brien@example.com", created_at: '2026-11-20T12:00:00.000Z', ip_address: '2001:db8::1', country: 'France', city: 'Paris', region: null, ...NO_CONSENT_RECORD },
-      { id: '4', email: '+plus@example.com', created_at: '2026-11-19T12:00:00.000Z', ip_address: null, country: 'Japan', city: null, region: null, ...NO_CONSENT_RECORD },
+      { id: '1', email: '=cmd@example.com', created_at: '2026-11-22T06:04:59.000Z', ip_address: '203.0.113.9', country: 'Germany', city: 'Berlin', region: 'Land Berlin', ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION },
+      { id: '2', email: '-minus@example.com', created_at: '2026-11-21T23:00:00.000Z', ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION },
+      { id: '3', email: "o'brien@example.com", created_at: '2026-11-20T12:00:00.000Z', ip_address: '2001:db8::1', country: 'France', city: 'Paris', region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION },
+      { id: '4', email: '+plus@example.com', created_at: '2026-11-19T12:00:00.000Z', ip_address: null, country: 'Japan', city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION },
     ];
     async function* batches() {
       yield entries;
@@ -161,7 +162,7 @@ describe('parseWaitlistCsv', () => {
         country: e.country,
         city: e.city,
         region: e.region,
-        ...NO_CONSENT_RECORD,
+        ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION,
       })),
     );
     expect(parsed.rows.map((r) => r.line)).toEqual([2, 3, 4, 5]);
@@ -170,7 +171,7 @@ describe('parseWaitlistCsv', () => {
   it('checks the header: any case and order, Email required, duplicates refused, unknown columns ignored', () => {
     const parsed = parseWaitlistCsv('location,EMAIL,  ip address ,Notes,date joined\nGermany,a@example.com,N/A,hello,2026-11-22T06:04:00Z\n');
     expect(parsed.rows).toEqual([
-      { line: 2, email: 'a@example.com', created_at: '2026-11-22T06:04:00.000Z', ip_address: null, country: 'Germany', city: null, region: null, ...NO_CONSENT_RECORD },
+      { line: 2, email: 'a@example.com', created_at: '2026-11-22T06:04:00.000Z', ip_address: null, country: 'Germany', city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION },
     ]);
     expect(parsed.warnings).toEqual(['Ignoring unknown column: "Notes".']);
 
@@ -189,7 +190,7 @@ describe('parseWaitlistCsv', () => {
   it('stamps rows with the import time when there is no Date Joined column', () => {
     const parsed = parseWaitlistCsv('Email\nA@Example.com\n', { now: NOW });
     expect(parsed.rows).toEqual([
-      { line: 2, email: 'a@example.com', created_at: NOW.toISOString(), ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD },
+      { line: 2, email: 'a@example.com', created_at: NOW.toISOString(), ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION },
     ]);
     expect(parsed.warnings[0]).toMatch(/No "Date Joined" column/);
   });
@@ -239,7 +240,7 @@ describe('parseWaitlistCsv', () => {
     const parsed = parseWaitlistCsv(text, { timeZone: 'America/Chicago' });
     // Chicago switches to CDT at 2 AM on Mar 8, 2026: 03:30 is UTC-5.
     expect(parsed.rows).toEqual([
-      { line: 2, email: 'jane@example.com', created_at: '2026-03-08T08:30:00.000Z', ip_address: '198.51.100.7', country: 'United States', city: 'Austin', region: 'Texas', ...NO_CONSENT_RECORD },
+      { line: 2, email: 'jane@example.com', created_at: '2026-03-08T08:30:00.000Z', ip_address: '198.51.100.7', country: 'United States', city: 'Austin', region: 'Texas', ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION },
     ]);
   });
 
@@ -256,11 +257,11 @@ describe('parseWaitlistCsv', () => {
       {
         id: '1', email: 'kept@example.com', created_at: '2026-11-22T06:04:00.000Z', ip_address: '203.0.113.9', country: null, city: null, region: null,
         status: 'invited', consent_version: '=2026-11-24', confirmation_sent_at: '2026-11-22T06:04:00.000Z', confirmed_at: '2026-11-22T06:05:07.123Z',
-        confirmed_ip: '2001:db8::7', invited_at: '2026-12-01T09:00:00.000Z', unsubscribed_at: null,
+        confirmed_ip: '2001:db8::7', invited_at: '2026-12-01T09:00:00.000Z', unsubscribed_at: null, ...NO_ATTRIBUTION,
       },
       {
         id: '2', email: 'quit@example.com', created_at: '2026-11-21T10:00:00.000Z', ip_address: null, country: null, city: null, region: null,
-        ...NO_CONSENT_RECORD, status: 'unsubscribed', unsubscribed_at: '2026-11-30T18:00:00.000Z',
+        ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION, status: 'unsubscribed', unsubscribed_at: '2026-11-30T18:00:00.000Z',
       },
     ];
     async function* batches() {
@@ -301,8 +302,8 @@ describe('parseWaitlistCsv', () => {
       { now: NOW, timeZone: 'America/New_York' },
     );
     expect(parsed.rows.map(({ line: _line, created_at: _c, ...r }) => r)).toEqual([
-      { email: 'a@example.com', ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD },
-      { email: 'b@example.com', ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, status: 'confirmed', consent_version: 'v1', confirmed_at: '2026-11-22T11:04:00.000Z' },
+      { email: 'a@example.com', ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION },
+      { email: 'b@example.com', ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION, status: 'confirmed', consent_version: 'v1', confirmed_at: '2026-11-22T11:04:00.000Z' },
     ]);
     expect(parsed.bad).toEqual([
       { line: 4, reason: 'unknown Status "gone" (expected one of pending, joined, confirmed, invited, unsubscribed)' },

@@ -3,6 +3,7 @@ import { CSV_BOM, csvField, csvRecord, neutralizeFormula } from '../../src/share
 import { waitlistCsvChunks, waitlistCsvHeader, waitlistCsvRecord } from '../../src/shared/waitlist/csv.js';
 import { formatDateJoined } from '../../src/shared/waitlist/display.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';
 
 const entry = (over: Partial<WaitlistEntry> = {}): WaitlistEntry => ({
@@ -13,7 +14,7 @@ const entry = (over: Partial<WaitlistEntry> = {}): WaitlistEntry => ({
   country: 'Germany',
   city: 'Berlin',
   region: 'Land Berlin',
-  ...NO_CONSENT_RECORD,
+  ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION,
   ...over,
 });
 

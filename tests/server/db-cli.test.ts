@@ -14,6 +14,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/server/db/database.
 import { migrateToLatest } from '../../src/server/db/migrate.js';
 import { insertWaitlistEntriesSkippingDuplicates, toWaitlistEntry, WAITLIST_COLUMNS } from '../../src/server/waitlist/repository.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { createScratchPostgres, TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { runCliInProcess, runProcess, type CliResult } from '../support/server-process.js';
 import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';
@@ -77,7 +78,7 @@ async function seed(url: string, entries: WaitlistEntry[]): Promise<void> {
 }
 
 function entry(email: string, createdAt: string, extra: Partial<WaitlistEntry> = {}): WaitlistEntry {
-  return { id: randomUUID(), email, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...extra };
+  return { id: randomUUID(), email, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION, ...extra };
 }
 
 /** Location shapes that survive the export's "city, region, country" text (see parseLocation). */
@@ -240,6 +241,44 @@ describe.each(TEST_DIALECTS)('npm run db (%s)', (dialect) => {
     const consentOf = (rows: WaitlistEntry[]) =>
       rows.map((r) => [r.email, r.status, r.consent_version, r.confirmed_at, r.confirmed_ip, r.invited_at, r.unsubscribed_at]);
     expect(consentOf(await allRows(target.url))).toEqual(consentOf(await allRows(source.url)));
+  });
+
+  it('export --attribution adds where each entry came from (after --consent\'s columns); import reads it back', async () => {
+    const source = await database(true);
+    await seed(source.url, [
+      entry('campaign@example.com', '2026-11-20T10:00:00.000Z', {
+        utm_source: 'Newsletter', utm_medium: 'email', utm_campaign: '=launch', utm_term: 'private, markets', utm_content: 'header',
+        referrer: 'https://www.news.example', landing_path: '/', source: 'newsletter',
+      }),
+      entry('referred@example.com', '2026-11-19T10:00:00.000Z', { referrer: 'https://www.hn.example', landing_path: '/thanks', source: 'hn.example' }),
+      entry('direct@example.com', '2026-11-18T10:00:00.000Z'),
+    ]);
+
+    const spec = await cli(source.url, ['export']);
+    expect(spec.stdout.split('\r\n')[0]).toBe(`\uFEFF${HEADER}`);
+    const attributionHeader = 'Source,UTM Source,UTM Medium,UTM Campaign,UTM Term,UTM Content,Referrer,Landing Path';
+    const exported = await cli(source.url, ['export', '--attribution', '--output', `attribution-${dialect}.csv`]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stderr).toMatch(/^Exported 3 waitlist entries to .* \(Date Joined in UTC, with the attribution columns\)\.\n$/);
+    const lines = fs.readFileSync(path.join(dir, `attribution-${dialect}.csv`), 'utf8').split('\r\n');
+    expect(lines[0]).toBe(`\uFEFF${HEADER},${attributionHeader}`);
+    expect(lines[1]).toBe(
+      'campaign@example.com,"Nov 20, 2026, 10:00 AM",N/A,Unknown,newsletter,Newsletter,email,\'=launch,"private, markets",header,https://www.news.example,/',
+    );
+    expect(lines[3]).toBe('direct@example.com,"Nov 18, 2026, 10:00 AM",N/A,Unknown,Direct,,,,,,,');
+    const both = await cli(source.url, ['export', '--consent', '--attribution']);
+    expect(both.code, both.stderr).toBe(0);
+    expect(both.stderr).toMatch(/with the consent and attribution columns\)\.\n$/);
+    expect(both.stdout.split('\r\n')[0]).toBe(
+      `\uFEFF${HEADER},Status,Consent Version,Confirmed At,Confirmed IP,Invited At,Unsubscribed At,${attributionHeader}`,
+    );
+
+    const target = await database(true);
+    const imported = await cli(target.url, ['import', path.join(dir, `attribution-${dialect}.csv`)]);
+    expect(imported.stderr).toBe('Imported 3, skipped 0 duplicates, 0 bad lines\n');
+    const attributionOf = (rows: WaitlistEntry[]) =>
+      rows.map((r) => [r.email, r.utm_source, r.utm_medium, r.utm_campaign, r.utm_term, r.utm_content, r.referrer, r.landing_path, r.source]);
+    expect(attributionOf(await allRows(target.url))).toEqual(attributionOf(await allRows(source.url)));
   });
 
   it('import keeps erased addresses out and says how many, with the server\'s secret key', async () => {

@@ -6,6 +6,7 @@ import type { Geolocator } from '../../src/server/geolocation/geolocator.js';
 import { findWaitlistEntryByEmail, signupBatchCommitter, type SignupWrite } from '../../src/server/waitlist/repository.js';
 import { suppressionHash } from '../../src/server/waitlist/suppression.js';
 import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { SIGNUP_ERRORS, SIGNUP_FORM_FAILURES, SIGNUP_PATH } from '../../src/shared/waitlist/signup-contract.js';
 import { adminQuery, describeWhen, TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { startSmtpServer } from '../support/smtp.js';
@@ -128,7 +129,7 @@ function signUp(base: string, email: string, form = false) {
 async function insertEntry(t: TestApp, email: string, changes: Partial<WaitlistEntry> = {}) {
   await t.app.database.db
     .insertInto('waitlist')
-    .values({ id: crypto.randomUUID(), email, created_at: new Date().toISOString(), ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...changes })
+    .values({ id: crypto.randomUUID(), email, created_at: new Date().toISOString(), ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION, ...changes })
     .execute();
 }
 
@@ -327,7 +328,7 @@ describe.each(TEST_DIALECTS)('signup group commit (%s)', (dialect: TestDialect) 
       country: 'Iceland',
       city: 'Reykjavík, Höfuðborgarsvæðið "quoted" {braces} \\ back',
       region: null,
-      ...NO_CONSENT_RECORD,
+      ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION,
       consent_version: 'v1',
     });
     const hashed: string[] = [];

@@ -8,6 +8,7 @@ import { MANAGE_LINK_TTL_SECONDS, registerWaitlistEmails, waitlistEmailMessage, 
 import { emailContent, siteContent } from '../../src/shared/site/content.js';
 import { CONFIRM_PAGE_PATH, PREFERENCES_PAGE_PATH } from '../../src/shared/waitlist/consent-contract.js';
 import { NO_CONSENT_RECORD, type EntryStatus, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { mailParts } from '../support/mime.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp.js';
@@ -56,7 +57,7 @@ function entry(status: EntryStatus, over: Partial<WaitlistEntry> = {}): Waitlist
     country: null,
     city: null,
     region: null,
-    ...NO_CONSENT_RECORD,
+    ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION,
     status,
     ...over,
   };

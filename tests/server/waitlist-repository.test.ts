@@ -4,12 +4,13 @@ import { isUniqueViolation } from '../../src/server/db/database.js';
 import { countWaitlist } from '../../src/server/waitlist/admin-repository.js';
 import { findWaitlistEntryByEmail, insertWaitlistEntry } from '../../src/server/waitlist/repository.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';
 
 function entry(n: number, createdAt: string): WaitlistEntry {
-  return { id: randomUUID(), email: `user${n}@example.com`, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD };
+  return { id: randomUUID(), email: `user${n}@example.com`, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION };
 }
 
 describe.each(TEST_DIALECTS)('waitlist repository (%s)', (dialect: TestDialect) => {

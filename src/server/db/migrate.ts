@@ -7,6 +7,7 @@ import * as sessionActivity from './migrations/2026-11-23T1100-session-activity.
 import * as createMailOutbox from './migrations/2026-11-23T1300-create-mail-outbox.js';
 import * as consent from './migrations/2026-11-24T0900-consent.js';
 import * as unloggedRateLimits from './migrations/2026-11-24T1000-unlogged-rate-limits.js';
+import * as attribution from './migrations/2026-11-25T0900-attribution.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -17,6 +18,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T1300-create-mail-outbox': createMailOutbox,
   '2026-11-24T0900-consent': consent,
   '2026-11-24T1000-unlogged-rate-limits': unloggedRateLimits,
+  '2026-11-25T0900-attribution': attribution,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */

@@ -26,6 +26,15 @@ export interface WaitlistTable {
   confirmed_ip: string | null;
   invited_at: Timestamp | null;
   unsubscribed_at: Timestamp | null;
+  /** Attribution (src/shared/waitlist/attribution.ts); all null for entries without one. */
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  utm_term: string | null;
+  utm_content: string | null;
+  referrer: string | null;
+  landing_path: string | null;
+  source: string | null;
 }
 
 /** Erased addresses, as keyed hashes only (app.secretBox.hmac, context SUPPRESSION_HASH_CONTEXT). */

@@ -234,7 +234,7 @@ export async function deleteMailTo(db: Db, email: string): Promise<number> {
   return Number(result.numDeletedRows);
 }
 
-/** Rows per multi-row INSERT: 7 parameters each, far below SQLite's 32,766 and PostgreSQL's 65,535. */
+/** Rows per multi-row INSERT: 22 parameters each, far below SQLite's 32,766 and PostgreSQL's 65,535. */
 export const INSERT_CHUNK_SIZE = 500;
 
 /**

@@ -9,6 +9,7 @@ import { HttpError } from '../http/errors.js';
 import type { TemplatedMessage } from '../mail/outbox.js';
 import { HONEYPOT_FIELD, SIGNUP_ERRORS, type SignupErrorCode } from '../../shared/waitlist/signup-contract.js';
 import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { NO_ATTRIBUTION, type Attribution } from '../../shared/waitlist/attribution.js';
 import { confirmationMail, queueRequired, welcomeMail, type MailQueue } from './consent-mail.js';
 import { insertSignup, lockWaitlistEntry, updateEntryConsent } from './repository.js';
 import type { SignupBatcher } from './signup-batcher.js';
@@ -39,6 +40,17 @@ export interface SignupDeps {
 
 /** `joined`, or `pending` when double opt-in is on: what the signup answers (the thanks page's variant). */
 export type SignupStatus = 'joined' | 'pending';
+
+/**
+ * What a signup did: the entry's id, the answer's status, and whether a new entry was stored
+ * (`created`), as opposed to a known address signing up again (a pending one sent its link again,
+ * an unsubscribed one back on the list): live updates announce only new entries as signups.
+ */
+export interface SignupOutcome {
+  id: string;
+  status: SignupStatus;
+  created: boolean;
+}
 
 function isFilled(value: unknown): boolean {
   if (typeof value === 'string') return value.trim() !== '';
@@ -89,8 +101,15 @@ export function signupUnavailable(): HttpError {
  * cannot be written fails only its own request. A database outage rejects with a 503 HttpError.
  *
  * IP and location come from the server only (`ip` is `request.ip`, which honours TRUST_PROXY).
+ * `attribution` (already cleaned, see attribution.ts) is stored with a new entry only: a known
+ * address signing up again keeps the attribution of its first signup (first touch).
  */
-export async function signUp(deps: SignupDeps, email: string, ip: string | undefined): Promise<{ id: string; status: SignupStatus }> {
+export async function signUp(
+  deps: SignupDeps,
+  email: string,
+  ip: string | undefined,
+  attribution: Attribution = NO_ATTRIBUTION,
+): Promise<SignupOutcome> {
   // The spec says "on failure all four are null", but that described a browser asking a third
   // party for its own address. Here the server always knows the address it saw, so ip_address is
   // stored even when the location lookup fails; only country, city and region become null.
@@ -110,6 +129,7 @@ export async function signUp(deps: SignupDeps, email: string, ip: string | undef
     city: location?.city ?? null,
     region: location?.region ?? null,
     ...NO_CONSENT_RECORD,
+    ...attribution,
     status: confirm ? 'pending' : 'joined',
     consent_version: deps.consentVersion,
     confirmation_sent_at: confirm ? at : null,
@@ -117,7 +137,7 @@ export async function signUp(deps: SignupDeps, email: string, ip: string | undef
   // Computed once, and only when needed: the batch skips it while no address is suppressed (SQLite).
   let hashed: string | undefined;
   const hash = () => (hashed ??= suppressionHash(deps.box, email));
-  const joined = { id: entry.id, status: confirm ? 'pending' : 'joined' } as const;
+  const joined = { id: entry.id, status: confirm ? 'pending' : 'joined', created: true } as const;
 
   try {
     if (deps.batcher) {
@@ -139,8 +159,8 @@ export async function signUp(deps: SignupDeps, email: string, ip: string | undef
 }
 
 /** One signup in its own transaction: the path of a signup whose batch failed (and of callers without a batcher). */
-async function signUpAlone(deps: SignupDeps, entry: WaitlistEntry, hash: () => string, now: Date): Promise<{ id: string; status: SignupStatus }> {
-  const joined = { id: entry.id, status: entry.status === 'pending' ? 'pending' : 'joined' } as const;
+async function signUpAlone(deps: SignupDeps, entry: WaitlistEntry, hash: () => string, now: Date): Promise<SignupOutcome> {
+  const joined = { id: entry.id, status: entry.status === 'pending' ? 'pending' : 'joined', created: true } as const;
   if (!joinMail(deps, entry)) {
     // The spec's flow: one statement for a new address (see insertSignup), no e-mail.
     if (await insertSignup(deps.db, entry, hash())) return joined;
@@ -175,13 +195,13 @@ async function rejoinOrInsert(
   entry: WaitlistEntry,
   hash: () => string,
   now: Date,
-): Promise<{ id: string; status: SignupStatus }> {
+): Promise<SignupOutcome> {
   const known = await lockWaitlistEntry(trx, { email: entry.email });
   if (!known) {
     // Erased between the insert and this read: it is a new address after all.
     if (!(await insertSignup(trx, entry, hash()))) throw signupError('already_registered');
     await queueJoinMail(trx, deps, entry);
-    return { id: entry.id, status: entry.status === 'pending' ? 'pending' : 'joined' };
+    return { id: entry.id, status: entry.status === 'pending' ? 'pending' : 'joined', created: true };
   }
   const confirm = deps.consent.confirmation === 'required';
   const at = now.toISOString();
@@ -191,7 +211,7 @@ async function rejoinOrInsert(
         // Double opt-in was turned off since: under the spec's flow, signing up is joining.
         await updateEntryConsent(trx, known.id, { status: 'joined', consent_version: deps.consentVersion });
         await queueJoinMail(trx, deps, { ...known, status: 'joined' });
-        return { id: known.id, status: 'joined' };
+        return { id: known.id, status: 'joined', created: false };
       }
       // Never a dead end, and the answer never tells whether the address was known; the e-mail is
       // sent again at most once per resend interval, so the form cannot be used to flood a mailbox.
@@ -201,7 +221,7 @@ async function rejoinOrInsert(
         await queueRequired(deps.mail, trx, confirmationMail(known));
         deps.log.info({ entryId: known.id }, 'waitlist signup: confirmation sent again');
       }
-      return { id: known.id, status: 'pending' };
+      return { id: known.id, status: 'pending', created: false };
     }
     case 'unsubscribed': {
       // The person asked to be back: a new consent (confirmed again when double opt-in is on). The
@@ -217,7 +237,7 @@ async function rejoinOrInsert(
       });
       await queueJoinMail(trx, deps, { ...known, status });
       deps.log.info({ entryId: known.id, status }, 'waitlist signup: unsubscribed address signed back up');
-      return { id: known.id, status };
+      return { id: known.id, status, created: false };
     }
     default:
       throw signupError('already_registered');

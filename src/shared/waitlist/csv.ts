@@ -3,14 +3,16 @@ import { isValidWallTime, wallTimeToUtc, type WallTime } from '../time-zone.js';
 import { formatDateJoined, formatIpAddress, formatLocation } from './display.js';
 import { checkWaitlistEmail } from './email.js';
 import { ENTRY_STATUSES, NO_CONSENT_RECORD, type EntryLocation, type EntryStatus, type WaitlistEntry } from './entry.js';
+import { cleanLandingPath, cleanReferrer, cleanUtmValue, deriveSource, formatSource, NO_ATTRIBUTION, type UtmField } from './attribution.js';
 
 /**
  * The waitlist as CSV, both ways: the admin export and `npm run db -- export` write it, `npm run db
  * -- import` reads it back, or reads the original product's export (the same four columns). Each
  * column is declared once below with its header, how an entry is written into it and how a cell is
  * read back; the file format itself (quoting, BOM, formula rule) is ../csv.ts. The spec's four
- * columns are always written; the consent columns (status and consent record) only on request
- * (`npm run db -- export --consent`), and are read back whenever a file has them.
+ * columns are always written; the consent columns (status and consent record) and the attribution
+ * columns (where the signup came from) only on request (`npm run db -- export --consent
+ * --attribution`, the admin export's `attribution: true`), and are read back whenever a file has them.
  *
  * Reading accepts:
  * - a UTF-8 byte-order mark, CRLF or LF (or lone CR) line ends, RFC 4180 quoting (commas, doubled
@@ -26,6 +28,11 @@ import { ENTRY_STATUSES, NO_CONSENT_RECORD, type EntryLocation, type EntryStatus
  * - the consent columns, all optional: Status (empty → joined), Consent Version, Confirmed At,
  *   Invited At, Unsubscribed At (ISO-8601 as written, or like Date Joined; empty → none) and
  *   Confirmed IP (like IP Address). Without them an entry has no consent record (NO_CONSENT_RECORD).
+ * - the attribution columns, all optional: UTM Source, UTM Medium, UTM Campaign, UTM Term, UTM
+ *   Content, Referrer and Landing Path, cleaned by the signup's rules (attribution.ts): a value
+ *   those rules refuse is dropped (empty), never failing the line, as it never fails a signup.
+ *   Source is not read back: it is derived again from UTM Source and Referrer, so an imported entry
+ *   groups exactly as a signup with the same values would (a hand-edited Source cannot disagree).
  *
  * The whole file is parsed from one string; at 100,000 lines that is ~10 MB of text plus one small
  * object per row, which is fine for a command-line tool.
@@ -228,12 +235,42 @@ export const CONSENT_CSV_COLUMNS = {
   unsubscribedAt: timestampColumn('Unsubscribed At', 'unsubscribed_at'),
 } as const satisfies Record<string, WaitlistCsvColumn>;
 
+/** A UTM cell: written as stored, read back cleaned like a signup's value (a refused value is empty). */
+function utmColumn(header: string, field: UtmField): WaitlistCsvColumn {
+  return { header, format: (e) => e[field] ?? '', parse: (cell) => ({ ok: true, fields: { [field]: cleanUtmValue(cell) } }) };
+}
+
+/**
+ * Where each entry came from, after the spec's columns (and the consent columns): `export
+ * --attribution`, the admin export's `attribution: true`. Source is the admin's (derived, 'Direct'
+ * when nothing was captured); it is written for the reader and derived again on import.
+ */
+export const ATTRIBUTION_CSV_COLUMNS = {
+  source: { header: 'Source', format: (e) => formatSource(e.source), parse: () => ({ ok: true, fields: {} }) },
+  utmSource: utmColumn('UTM Source', 'utm_source'),
+  utmMedium: utmColumn('UTM Medium', 'utm_medium'),
+  utmCampaign: utmColumn('UTM Campaign', 'utm_campaign'),
+  utmTerm: utmColumn('UTM Term', 'utm_term'),
+  utmContent: utmColumn('UTM Content', 'utm_content'),
+  referrer: {
+    header: 'Referrer',
+    format: (e) => e.referrer ?? '',
+    parse: (cell) => ({ ok: true, fields: { referrer: cleanReferrer(cell) } }),
+  },
+  landingPath: {
+    header: 'Landing Path',
+    format: (e) => e.landing_path ?? '',
+    parse: (cell) => ({ ok: true, fields: { landing_path: cleanLandingPath(cell) } }),
+  },
+} as const satisfies Record<string, WaitlistCsvColumn>;
+
 /** Every column a file may have, in the order the export writes them. */
-const ALL_CSV_COLUMNS = { ...WAITLIST_CSV_COLUMNS, ...CONSENT_CSV_COLUMNS };
+const ALL_CSV_COLUMNS = { ...WAITLIST_CSV_COLUMNS, ...CONSENT_CSV_COLUMNS, ...ATTRIBUTION_CSV_COLUMNS };
 type ColumnKey = keyof typeof ALL_CSV_COLUMNS;
 const COLUMN_KEYS = Object.keys(ALL_CSV_COLUMNS) as ColumnKey[];
 const SPEC_COLUMNS: readonly WaitlistCsvColumn[] = Object.values(WAITLIST_CSV_COLUMNS);
-const WITH_CONSENT_COLUMNS: readonly WaitlistCsvColumn[] = Object.values(ALL_CSV_COLUMNS);
+const CONSENT_COLUMNS: readonly WaitlistCsvColumn[] = Object.values(CONSENT_CSV_COLUMNS);
+const ATTRIBUTION_COLUMNS: readonly WaitlistCsvColumn[] = Object.values(ATTRIBUTION_CSV_COLUMNS);
 const HEADERS = SPEC_COLUMNS.map((c) => c.header);
 
 // ---------------------------------------------------------------------------------------------
@@ -242,11 +279,21 @@ const HEADERS = SPEC_COLUMNS.map((c) => c.header);
 export interface WaitlistCsvOptions {
   /** Add the consent columns (Status, Consent Version, Confirmed At, Confirmed IP, Invited At, Unsubscribed At). */
   consent?: boolean;
+  /** Add the attribution columns (Source, UTM Source … UTM Content, Referrer, Landing Path), after the consent ones. */
+  attribution?: boolean;
 }
 
-const columnsFor = (options: WaitlistCsvOptions) => (options.consent ? WITH_CONSENT_COLUMNS : SPEC_COLUMNS);
+/** The four column lists a file can have, built once (the writer asks for them per record). */
+const COLUMN_SETS: readonly (readonly WaitlistCsvColumn[])[] = [
+  SPEC_COLUMNS,
+  [...SPEC_COLUMNS, ...CONSENT_COLUMNS],
+  [...SPEC_COLUMNS, ...ATTRIBUTION_COLUMNS],
+  [...SPEC_COLUMNS, ...CONSENT_COLUMNS, ...ATTRIBUTION_COLUMNS],
+];
 
-/** The header record: Email, Date Joined, IP Address, Location (then the consent columns when asked for). */
+const columnsFor = (options: WaitlistCsvOptions) => COLUMN_SETS[(options.consent ? 1 : 0) + (options.attribution ? 2 : 0)]!;
+
+/** The header record: Email, Date Joined, IP Address, Location (then the consent and attribution columns when asked for). */
 export function waitlistCsvHeader(options: WaitlistCsvOptions = {}): string {
   return csvRecord(columnsFor(options).map((c) => c.header));
 }
@@ -382,7 +429,7 @@ export function parseWaitlistCsv(text: string, options: { timeZone?: string; now
       bad(`expected ${width} column${width === 1 ? '' : 's'}, found ${record.fields.length}`);
       continue;
     }
-    const entry: ImportedEntry = { email: '', created_at: fallbackCreatedAt, ip_address: null, ...NO_LOCATION, ...NO_CONSENT_RECORD };
+    const entry: ImportedEntry = { email: '', created_at: fallbackCreatedAt, ip_address: null, ...NO_LOCATION, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION };
     for (const key of present) {
       const cell = removeFormulaQuote(record.fields[index[key]!] ?? '');
       const parsed = (ALL_CSV_COLUMNS[key] as WaitlistCsvColumn).parse(cell, timeZone);
@@ -392,6 +439,7 @@ export function parseWaitlistCsv(text: string, options: { timeZone?: string; now
       }
       Object.assign(entry, parsed.fields);
     }
+    entry.source = deriveSource(entry.utm_source, entry.referrer);
     if (seen.has(entry.email)) {
       result.duplicates++;
       continue;

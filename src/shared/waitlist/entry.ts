@@ -31,6 +31,16 @@ export const waitlistEntrySchema = z.object({
   confirmed_ip: z.nullable(z.string()),
   invited_at: z.nullable(z.string()),
   unsubscribed_at: z.nullable(z.string()),
+  /** Where the signup came from (src/shared/waitlist/attribution.ts): UTM parameters, referring origin, landing path. */
+  utm_source: z.nullable(z.string()),
+  utm_medium: z.nullable(z.string()),
+  utm_campaign: z.nullable(z.string()),
+  utm_term: z.nullable(z.string()),
+  utm_content: z.nullable(z.string()),
+  referrer: z.nullable(z.string()),
+  landing_path: z.nullable(z.string()),
+  /** Derived at signup: utm_source lower-cased, else the referrer's host, else null ("Direct"). */
+  source: z.nullable(z.string()),
 });
 
 export type WaitlistEntry = z.infer<typeof waitlistEntrySchema>;

@@ -6,6 +6,11 @@ import type { SignupRequest } from './signup-schema.js';
  * form (with and without JavaScript) and the server. The request and response schemas are in
  * signup-schema.ts (kept apart so the landing page never loads a schema library).
  *
+ * Request: `email`, the honeypot, the consent box when shown, and optionally where the signup came
+ * from, flat (ATTRIBUTION_FIELDS of attribution.ts: `utm_source` … `utm_content`, `referrer`,
+ * `landing_path`), cleaned on the server and dropped when invalid, never failing the signup. A form
+ * post without them takes the UTM parameters and landing path from its same-origin Referer.
+ *
  * JSON: 201 `{status:'joined'}` (`{status:'pending'}` when SIGNUP_CONFIRMATION=required) or 4xx
  * `{error:{code,message}}`; `consent_required` when the consent checkbox is on and was not ticked.
  * Form (urlencoded, no JavaScript): 303 to /thanks, or the signup error page with the same status.
@@ -15,7 +20,10 @@ export const SIGNUP_PATH = '/api/waitlist';
 /** Name of the hidden field that only bots fill in. */
 export const HONEYPOT_FIELD = 'company_website';
 
-/** A signup is one small field; anything bigger is not a signup. */
+/**
+ * A signup is an address plus a few bounded attribution fields (our form sends at most ~4 KB: five
+ * UTM values of 150 characters, an origin and a path); anything bigger is not a signup.
+ */
 export const SIGNUP_BODY_LIMIT = 8 * 1024;
 
 export type { SignupRequest };

@@ -1,4 +1,5 @@
 import { z } from 'zod/mini';
+import { ATTRIBUTION_FIELDS, type AttributionField } from './attribution.js';
 import { checkWaitlistEmail } from './email.js';
 import { CONSENT_FIELD, EMAIL_PROBLEM_CODES, HONEYPOT_FIELD, isSignupErrorCode, type SignupErrorCode } from './signup-contract.js';
 
@@ -25,11 +26,22 @@ const asFields = z.transform((body: unknown): Record<string, unknown> =>
   typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {},
 );
 
+/**
+ * Where the signup came from (attribution.ts), flat: `utm_source` … `utm_content`, `referrer`,
+ * `landing_path`. Taken as anything here and cleaned by normalizeAttribution, which drops what it
+ * refuses: a bad value (too long, a number, a repeated form field) never fails the signup.
+ */
+const attributionShape = Object.fromEntries(ATTRIBUTION_FIELDS.map((field) => [field, z.optional(z.unknown())])) as Record<
+  AttributionField,
+  z.ZodMiniOptional<z.ZodMiniUnknown>
+>;
+
 /** `POST /api/waitlist`, JSON or form. Every other field is ignored; IP and location come from the server. */
 export const signupRequestSchema = z.pipe(
   asFields,
   z.object({
     email: emailField,
+    ...attributionShape,
     /** The honeypot: checked before this schema (a filled one is answered like a success). */
     [HONEYPOT_FIELD]: z.optional(z.unknown()),
     /** The consent checkbox, when content.ts has one: ticked is JSON `true` or the form's 'on' (see isConsentTicked). */

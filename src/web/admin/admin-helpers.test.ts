@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { fileNameFromDisposition } from './admin-api.js';
-import { adminToasts, countLine, deleteConfirmText, inviteResultText, inviteTexts, statusTexts } from './copy.js';
-import { isInvitable, shownStatus } from './entry-status.js';
+import { adminToasts, countLine, deleteConfirmText, inviteResultText, inviteTexts, matchLine, sourceTexts, statusTexts } from './copy.js';
+import { expectInvite, isInvitable, shownStatus } from './entry-status.js';
+import { createCsvRowCounter } from './csv-row-counter.js';
+import { draftToFilter } from './FilterBar.js';
+import { filterKey, searchWithFilter } from './useFilterParams.js';
+import { parseWaitlistEvent, retryDelay } from './useLiveWaitlist.js';
+import { filterFromSearchParams, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { ENTRY_STATUSES, NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { NO_ATTRIBUTION } from '../../shared/waitlist/attribution.js';
 import { countCsvRows } from '../../shared/csv.js';
 import { Selection } from './selection.js';
 
@@ -109,7 +115,7 @@ describe('invites and statuses', () => {
     country: null,
     city: null,
     region: null,
-    ...NO_CONSENT_RECORD,
+    ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION,
     ...over,
   });
 
@@ -141,5 +147,207 @@ describe('invites and statuses', () => {
     expect(shownStatus(entry({ status: 'joined' }), undefined)).toEqual({ status: 'joined', since: null });
     expect(ENTRY_STATUSES.filter(isInvitable)).toEqual(['joined', 'confirmed']);
     for (const status of ENTRY_STATUSES) expect(statusTexts.labels[status]).toMatch(/^[A-Z]/);
+  });
+});
+
+describe('filters and the Source column', () => {
+  it('words the second count line, singular only for one', () => {
+    expect(matchLine(0)).toBe('0 entries match the filters');
+    expect(matchLine(1)).toBe('1 entry matches the filters');
+    expect(matchLine(1234)).toBe('1234 entries match the filters');
+  });
+
+  it("puts the whole attribution in the Source cell's tooltip", () => {
+    const none = { source: null, utm_source: null, utm_medium: null, utm_campaign: null, utm_term: null, utm_content: null, referrer: null, landing_path: null };
+    expect(sourceTexts.tooltip(none)).toBe('Source: Direct (no campaign or referrer recorded)');
+    expect(
+      sourceTexts.tooltip({ ...none, source: 'newsletter', utm_source: 'Newsletter', utm_campaign: 'launch', referrer: 'https://news.example', landing_path: '/' }),
+    ).toBe('Source: newsletter\nutm_source: Newsletter\nutm_campaign: launch\nReferrer: https://news.example\nLanding page: /');
+  });
+});
+
+describe('the filter in the page address', () => {
+  const full: WaitlistFilter = { q: '@example.com', from: '2026-01-01', to: '2026-01-31', country: 'Germany', source: '(none)', campaign: 'launch', status: 'confirmed' };
+
+  it('round-trips every filter through the address, in a fixed order', () => {
+    const search = searchWithFilter('', full);
+    expect(search).toBe('?q=%40example.com&from=2026-01-01&to=2026-01-31&country=Germany&source=%28none%29&campaign=launch&status=confirmed');
+    expect(filterFromSearchParams(new URLSearchParams(search))).toEqual(full);
+    expect(filterKey(filterFromSearchParams(new URLSearchParams(search)))).toBe(filterKey(full));
+  });
+
+  it('keeps other parameters, drops emptied filters, and writes no "?" for no filter', () => {
+    expect(searchWithFilter('?q=old&tab=mail', { q: 'new' })).toBe('?tab=mail&q=new');
+    expect(searchWithFilter('?q=old&status=joined', {})).toBe('');
+    expect(searchWithFilter('', { q: '', country: '' })).toBe('');
+  });
+
+  it('gives equal keys to equal filters, whatever the empty fields', () => {
+    expect(filterKey({ q: 'a', country: '' })).toBe(filterKey({ q: 'a' }));
+    expect(filterKey({ q: 'a' })).not.toBe(filterKey({ q: 'b' }));
+  });
+
+  it('turns the fields as typed into a filter: trimmed, whole valid days only, an impossible range cut', () => {
+    const draft = { q: '  ann ', from: '2026-02-01', to: '2026-01-01', country: ' ', source: 'newsletter', campaign: '', status: '' as const };
+    expect(draftToFilter(draft)).toEqual({ q: 'ann', from: '2026-02-01', source: 'newsletter' });
+    expect(draftToFilter({ ...draft, from: '0002-02-01', to: '2026-02-31' })).toEqual({ q: 'ann', source: 'newsletter' });
+    expect(draftToFilter({ ...draft, from: '', to: '2026-03-01', status: 'pending' })).toEqual({ q: 'ann', to: '2026-03-01', source: 'newsletter', status: 'pending' });
+  });
+});
+
+describe('CSV row counter (streamed export)', () => {
+  const encoder = new TextEncoder();
+  const samples = [
+    '\uFEFFEmail,Date Joined,IP Address,Location\r\n',
+    '\uFEFFEmail,Date Joined\r\na@x.com,"Nov 22, 2026, 06:04 AM"\r\nb@x.com,x\r\n',
+    'h\na\nb',
+    'h1,h2\r\n"multi\r\nline",x\r\n"say ""hi""",y\r\n',
+    'h\r\n\r\n\r\na\r\n\r\n',
+    'h\rcr only\rrows\r',
+    'h,x\r\n"Zürich, ""Altstadt""\r\n",é\r\nlast,"no break"',
+    '',
+  ];
+
+  it('counts as countCsvRows does, for the whole text at once', () => {
+    for (const text of samples) {
+      const counter = createCsvRowCounter();
+      counter.push(encoder.encode(text));
+      expect(counter.rows(), JSON.stringify(text)).toBe(countCsvRows(text));
+    }
+  });
+
+  it('counts the same however the bytes are cut into chunks (inside CRLF, "" and multi-byte characters)', () => {
+    for (const text of samples) {
+      const bytes = encoder.encode(text);
+      for (let cut = 0; cut <= bytes.length; cut++) {
+        const counter = createCsvRowCounter();
+        counter.push(bytes.subarray(0, cut));
+        counter.push(bytes.subarray(cut));
+        expect(counter.rows(), `${JSON.stringify(text)} cut at ${cut}`).toBe(countCsvRows(text));
+      }
+      // One byte at a time.
+      const counter = createCsvRowCounter();
+      for (let i = 0; i < bytes.length; i++) counter.push(bytes.subarray(i, i + 1));
+      expect(counter.rows()).toBe(countCsvRows(text));
+    }
+  });
+
+  it('counts a large export in small chunks', () => {
+    const rows = 20_000;
+    let text = '\uFEFFEmail,Date Joined,IP Address,Location\r\n';
+    for (let i = 0; i < rows; i++) text += `person-${i}@example.com,"Nov 22, 2026, 06:04 AM",10.0.0.${i % 250},"Berlin, Germany"\r\n`;
+    const bytes = encoder.encode(text);
+    const counter = createCsvRowCounter();
+    for (let i = 0; i < bytes.length; i += 997) counter.push(bytes.subarray(i, i + 997));
+    expect(counter.rows()).toBe(rows);
+  });
+});
+
+describe('Selection: select-all of every match', () => {
+  const at = (minute: number) => new Date(Date.UTC(2026, 10, 25, 10, minute)).toISOString();
+  const row = (id: string, minute: number) => ({ id, created_at: at(minute) });
+
+  it('selects a million matches at once, counts the unticked out, and names itself as filter + except', () => {
+    const selection = new Selection();
+    selection.selectMatching({ q: '@example.com', country: '' }, at(30), 1_000_000);
+    expect(selection.mode).toBe('matching');
+    expect(selection.size).toBe(1_000_000);
+    expect(selection.isSelected(row('a', 10))).toBe(true);
+    selection.toggle('a');
+    selection.toggle('b', false);
+    expect(selection.size).toBe(999_998);
+    expect(selection.isSelected(row('a', 10))).toBe(false);
+    expect(selection.toRequest()).toEqual({ filter: { q: '@example.com', until: at(30) }, except: ['a', 'b'] });
+    selection.toggle('a', true);
+    expect(selection.size).toBe(999_999);
+    expect(selection.toArray()).toEqual([]);
+  });
+
+  it('does not cover rows that joined after its `until`, until one of them is ticked', () => {
+    const selection = new Selection();
+    selection.selectMatching({}, at(30), 10);
+    const live = [row('n2', 32), row('n1', 31)];
+    expect(selection.covers(live[0]!)).toBe(false);
+    expect(selection.isSelected(live[0]!)).toBe(false);
+    // Ticking the older live row moves `until` to it: that row is in, the newer one still out.
+    selection.extendMatching(live[1]!.created_at, ['n1'], 'n1');
+    expect(selection.size).toBe(11);
+    expect(selection.isSelected(live[1]!)).toBe(true);
+    expect(selection.isSelected(live[0]!)).toBe(false);
+    // Ticking the newest covers it too (the rows not yet covered are passed); n1, unticked meanwhile, stays out.
+    selection.toggle('n1', false);
+    expect(selection.size).toBe(10);
+    selection.extendMatching(live[0]!.created_at, ['n2'], 'n2');
+    expect(selection.size).toBe(11);
+    expect(selection.toRequest()).toEqual({ filter: { until: at(32) }, except: ['n1'] });
+  });
+
+  it('goes back to ticked ids on setAll and clears either mode', () => {
+    const selection = new Selection();
+    selection.selectMatching({}, at(0), 5);
+    selection.setAll(['x']);
+    expect(selection.mode).toBe('ids');
+    expect(selection.toRequest()).toEqual({ ids: ['x'] });
+    selection.selectMatching({}, at(0), 5);
+    const before = selection.getVersion();
+    selection.clear();
+    expect(selection.size).toBe(0);
+    expect(selection.mode).toBe('ids');
+    expect(selection.getVersion()).toBe(before + 1);
+  });
+});
+
+describe('invite expectations of a select-all', () => {
+  const base = (id: string, status: WaitlistEntry['status'], minute: number): WaitlistEntry => ({
+    id,
+    email: `${id}@example.com`,
+    created_at: new Date(Date.UTC(2026, 10, 25, 10, minute)).toISOString(),
+    ip_address: null,
+    country: null,
+    city: null,
+    region: null,
+    ...NO_CONSENT_RECORD,
+    ...NO_ATTRIBUTION,
+    status,
+  });
+
+  it('counts the loaded rows when they are all there, and the database counts less the unticked otherwise', () => {
+    const rows = [base('a', 'joined', 3), base('b', 'pending', 2), base('c', 'confirmed', 1)];
+    const selection = new Selection();
+    selection.selectMatching({}, rows[0]!.created_at, 3);
+    selection.toggle('c', false);
+    const loaded = expectInvite(selection, rows, () => undefined, null);
+    expect(loaded.counts).toEqual({ invited: 1, skipped: { pending: 1, unsubscribed: 0, alreadyInvited: 0 } });
+    expect([...loaded.loadedInvitable]).toEqual(['a']);
+
+    const statuses = [
+      { status: 'joined' as const, count: 500 },
+      { status: 'confirmed' as const, count: 100 },
+      { status: 'pending' as const, count: 7 },
+      { status: 'invited' as const, count: 3 },
+    ];
+    const counted = expectInvite(selection, rows, (id) => (id === 'a' ? '2026-11-25T11:00:00.000Z' : undefined), statuses);
+    // c (confirmed) is unticked: one fewer invitable; a shows as invited already (the database knows).
+    expect(counted.counts).toEqual({ invited: 599, skipped: { pending: 7, unsubscribed: 0, alreadyInvited: 3 } });
+    expect([...counted.loadedInvitable]).toEqual([]);
+  });
+});
+
+describe('live updates', () => {
+  it('backs off exponentially with jitter, capped at 30 s', () => {
+    expect(retryDelay(0, 0)).toBe(500);
+    expect(retryDelay(0, 1)).toBe(1000);
+    expect(retryDelay(3, 1)).toBe(8000);
+    expect(retryDelay(20, 1)).toBe(30_000);
+    expect(retryDelay(20, 0)).toBe(15_000);
+  });
+
+  it('reads the contract events and ignores anything else', () => {
+    expect(parseWaitlistEvent({ event: 'ready', data: '{"asOf":"2026-11-25T10:00:00.000Z"}' })).toEqual({ type: 'ready', data: { asOf: '2026-11-25T10:00:00.000Z' } });
+    expect(parseWaitlistEvent({ event: 'change', data: '{"reason":"deleted"}' })).toEqual({ type: 'change', data: { reason: 'deleted' } });
+    expect(parseWaitlistEvent({ event: 'change', data: '{"reason":"exploded"}' })).toBeNull();
+    expect(parseWaitlistEvent({ event: 'signup', data: 'not json' })).toBeNull();
+    expect(parseWaitlistEvent({ event: 'other', data: '{}' })).toBeNull();
+    expect(parseWaitlistEvent({ data: '{}' })).toBeNull();
   });
 });

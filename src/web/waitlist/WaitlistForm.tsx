@@ -14,6 +14,7 @@ import { siteContent } from '../../shared/site/content.js';
 import { notifyError } from '../site/toast.js';
 import { inputStyles } from '../ui/styles.js';
 import { useRefocusAfterBusy } from '../ui/useRefocusAfterBusy.js';
+import { firstTouchAttribution } from './attribution-capture.js';
 import { PENDING_SIGNUP_STATE } from './signup-status.js';
 import { submitSignup } from './submit-signup.js';
 import { useHydrated } from './useHydrated.js';
@@ -68,7 +69,8 @@ export function WaitlistForm() {
     const honeypotValue = honeypot instanceof HTMLInputElement ? honeypot.value : '';
 
     setSubmitting(true);
-    const outcome = await submitSignup(email, honeypotValue, consentBox?.checked ?? false);
+    // The visit's first touch, captured when the app started (attribution-capture.ts).
+    const outcome = await submitSignup(email, honeypotValue, consentBox?.checked ?? false, firstTouchAttribution());
     if (outcome.ok) {
       navigate(PAGES.thanks.path, outcome.pending ? { state: PENDING_SIGNUP_STATE } : undefined);
       return;

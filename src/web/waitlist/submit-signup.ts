@@ -10,6 +10,7 @@ import {
   type SignupRequest,
 } from '../../shared/waitlist/signup-contract.js';
 import type { ToastText } from '../site/toast.js';
+import type { CapturedAttribution } from './attribution-capture.js';
 
 /** `pending`: double opt-in is on and the confirmation e-mail is on its way (the thanks page says so). */
 export type SignupOutcome = { ok: true; pending: boolean } | { ok: false; toast: ToastText };
@@ -41,10 +42,17 @@ async function isPending(response: Response): Promise<boolean> {
 
 /**
  * Sends the signup and turns the answer into what the form does next: go to /thanks, or show a toast.
- * `consent`: the consent box was ticked (sent only when the form has one).
+ * `consent`: the consent box was ticked (sent only when the form has one). `attribution`: the
+ * visit's first touch (attribution-capture.ts), sent flat beside the address.
  */
-export async function submitSignup(email: string, honeypot: string, consent = false, fetchImpl: typeof fetch = fetch): Promise<SignupOutcome> {
-  const body: SignupRequest = { email, [HONEYPOT_FIELD]: honeypot, ...(consent ? { [CONSENT_FIELD]: true } : {}) };
+export async function submitSignup(
+  email: string,
+  honeypot: string,
+  consent = false,
+  attribution: CapturedAttribution = {},
+  fetchImpl: typeof fetch = fetch,
+): Promise<SignupOutcome> {
+  const body: SignupRequest = { ...attribution, email, [HONEYPOT_FIELD]: honeypot, ...(consent ? { [CONSENT_FIELD]: true } : {}) };
   let response: Response;
   try {
     response = await fetchImpl(SIGNUP_PATH, {

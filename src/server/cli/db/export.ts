@@ -8,19 +8,27 @@ import { timeZoneOf, timeZoneOption } from './arguments.js';
 import { assertWritableDestination, moveIntoPlace, removeQuietly, streamWriter, tempPathFor } from './files.js';
 
 export const exportCommand = defineCommand({
-  synopsis: 'export [--consent] [--time-zone ZONE] [--output|-o FILE [--force]]',
+  synopsis: 'export [--consent] [--attribution] [--time-zone ZONE] [--output|-o FILE [--force]]',
   help: [
     'Write the whole waitlist as CSV, newest first, in the admin export\'s format',
     '(Email, Date Joined, IP Address, Location). Date Joined is in UTC unless',
     '--time-zone names an IANA zone such as Europe/Berlin. --consent adds each',
     'entry\'s status and consent record: Status, Consent Version, Confirmed At,',
-    'Confirmed IP, Invited At, Unsubscribed At (times in ISO-8601 UTC); import reads',
-    'them back. Writes to standard output,',
+    'Confirmed IP, Invited At, Unsubscribed At (times in ISO-8601 UTC). --attribution',
+    'adds where each signup came from: Source, UTM Source, UTM Medium, UTM Campaign,',
+    'UTM Term, UTM Content, Referrer, Landing Path (after the consent columns when',
+    'both are given). import reads them back. Writes to standard output,',
     'or to FILE with --output (an existing FILE only with --force). When redirecting,',
     'silence npm or its banner lands in the file:',
     '  npm run --silent db -- export > waitlist.csv',
   ],
-  options: { ...timeZoneOption, consent: { type: 'boolean' }, output: { type: 'string', short: 'o' }, force: { type: 'boolean' } },
+  options: {
+    ...timeZoneOption,
+    consent: { type: 'boolean' },
+    attribution: { type: 'boolean' },
+    output: { type: 'string', short: 'o' },
+    force: { type: 'boolean' },
+  },
   async run({ positionals, options }, io) {
     if (positionals.length > 0) throw new UsageError(`"export" takes no FILE; use --output FILE or redirect standard output.`);
     const timeZone = timeZoneOf(options);
@@ -31,7 +39,8 @@ export const exportCommand = defineCommand({
 
     await withDatabase(io, async (db) => {
       let rows = 0;
-      const chunks = waitlistCsvChunks(iterateAllWaitlist(db), timeZone, (n) => (rows += n), { consent: options.consent === true });
+      const columns = { consent: options.consent === true, attribution: options.attribution === true };
+      const chunks = waitlistCsvChunks(iterateAllWaitlist(db), timeZone, (n) => (rows += n), columns);
       if (!output) {
         const write = streamWriter(io.stdout);
         try {
@@ -55,8 +64,9 @@ export const exportCommand = defineCommand({
           removeQuietly(tmp);
         }
       }
-      const consent = options.consent === true ? ', with the consent columns' : '';
-      io.stderr.write(`Exported ${rows} waitlist ${rows === 1 ? 'entry' : 'entries'}${output ? ` to ${output}` : ''} (Date Joined in ${timeZone}${consent}).\n`);
+      const extra = [columns.consent && 'consent', columns.attribution && 'attribution'].filter(Boolean).join(' and ');
+      const withColumns = extra ? `, with the ${extra} columns` : '';
+      io.stderr.write(`Exported ${rows} waitlist ${rows === 1 ? 'entry' : 'entries'}${output ? ` to ${output}` : ''} (Date Joined in ${timeZone}${withColumns}).\n`);
     });
   },
 });

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { formatDateJoined } from '../../src/shared/waitlist/display.js';
+
+/**
+ * formatDateJoined fills the minute into a cached 15-minute block of text instead of calling Intl
+ * for every row. It must read exactly like Intl's own en-US format, in every zone, including those
+ * whose offset changed at odd times: St. John's (changes at 00:01 local), Lord Howe (30-minute
+ * DST), Kathmandu and Chatham (:45 offsets), and Monrovia and Amsterdam (offsets with seconds
+ * before 1940).
+ */
+const ZONES = [
+  undefined,
+  'UTC',
+  'Europe/Berlin',
+  'America/New_York',
+  'America/St_Johns',
+  'Australia/Lord_Howe',
+  'Asia/Kathmandu',
+  'Pacific/Chatham',
+  'Africa/Monrovia',
+  'Europe/Amsterdam',
+  'Asia/Kolkata',
+];
+
+function exact(timeZone: string | undefined): Intl.DateTimeFormat {
+  return new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numeric', year: 'numeric', hour: '2-digit', minute: '2-digit', ...(timeZone ? { timeZone } : {}) });
+}
+
+describe('formatDateJoined', () => {
+  it.each(ZONES)('reads exactly as Intl does over a century and every minute around offset changes (%s)', (zone) => {
+    const intl = exact(zone);
+    const mismatches: string[] = [];
+    const check = (time: number) => {
+      const iso = new Date(time).toISOString();
+      const expected = intl.format(new Date(time));
+      const actual = formatDateJoined(iso, zone);
+      if (actual !== expected && mismatches.length < 5) mismatches.push(`${iso}: ${actual} != ${expected}`);
+    };
+    // A century in uneven steps (every hour of the day and second of the minute comes up).
+    for (let t = Date.parse('1915-01-01T00:00:00Z'); t < Date.parse('2030-01-01T00:00:00Z'); t += 86_400_000 + 3_659_013) check(t);
+    // Every minute (and a second before and after) of the days around known changes.
+    for (const day of ['1919-03-01', '1937-07-01', '1989-04-02', '1994-10-30', '2026-03-29', '2026-04-05', '2026-10-04', '2026-10-25', '2026-11-01']) {
+      const start = Date.parse(`${day}T00:00:00Z`) - 86_400_000;
+      for (let t = start; t < start + 3 * 86_400_000; t += 60_000) {
+        check(t);
+        check(t + 59_999);
+      }
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+  it('treats text that is not a time as Intl does (a RangeError)', () => {
+    expect(() => exact('UTC').format(new Date('not a date'))).toThrow(RangeError);
+    expect(() => formatDateJoined('not a date', 'UTC')).toThrow(RangeError);
+  });
+});
