@@ -6,6 +6,7 @@ import { toIsoTimestamp } from '../../src/server/db/database.js';
 import { ADMIN_INVITE_PATH, ADMIN_MAX_IDS, inviteResultSchema, type InviteResult } from '../../src/shared/admin/waitlist-api.js';
 import { emailContent, siteContent } from '../../src/shared/site/content.js';
 import { NO_CONSENT_RECORD, type EntryStatus, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { signIn } from '../support/sign-in.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp.js';
@@ -66,7 +67,7 @@ function entry(status: EntryStatus, over: Partial<WaitlistEntry> = {}): Waitlist
     country: null,
     city: null,
     region: null,
-    ...NO_CONSENT_RECORD,
+    ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION,
     status,
     ...(status === 'confirmed' ? { confirmed_at: '2026-02-01T00:00:00.000Z', confirmed_ip: '203.0.113.9' } : {}),
     ...(status === 'invited' ? { invited_at: '2026-03-01T00:00:00.000Z' } : {}),
@@ -153,6 +154,71 @@ describe.each(TEST_DIALECTS)('admin invite API (%s)', (dialect: TestDialect) => 
     expect(await outboxCount(h)).toBe(5);
   });
 
+  it('invites every entry matching a filter but the excepted ones and those after until, and counts the rest', async () => {
+    const h = await harness(dialect, true);
+    const de = {
+      joined: entry('joined', { country: 'Germany' }),
+      confirmed: entry('confirmed', { country: 'Germany' }),
+      pending: entry('pending', { country: 'Germany' }),
+      unsubscribed: entry('unsubscribed', { country: 'Germany' }),
+      invited: entry('invited', { country: 'Germany' }),
+      excepted: entry('joined', { country: 'Germany' }),
+    };
+    const france = entry('joined', { country: 'France' });
+    const until = new Date(Date.parse(france.created_at) + 500).toISOString();
+    const late = entry('joined', { country: 'Germany' });
+    await insert(h, [...Object.values(de), france, late]);
+    const filter = { country: 'Germany', until };
+    const res = await invite(h, { filter, except: [de.excepted.id] });
+    expect(res.statusCode, res.body).toBe(200);
+    const body = inviteResultSchema.parse(res.json());
+    expect(body).toMatchObject({ invited: 2, skipped: { pending: 1, unsubscribed: 1, alreadyInvited: 1 } });
+
+    const after = await statuses(h);
+    for (const r of [de.joined, de.confirmed]) expect(after.get(r.id)).toEqual({ status: 'invited', invited_at: body.invitedAt });
+    for (const r of [de.pending, de.unsubscribed, de.invited, de.excepted, france, late]) {
+      expect(after.get(r.id)).toEqual({ status: r.status, invited_at: r.invited_at });
+    }
+    expect(new Set((await outbox(h)).map((m) => m.to_address))).toEqual(new Set([de.joined.email, de.confirmed.email]));
+    const [audit] = await listAudit(h.t.app.database.db, 1);
+    expect(audit).toMatchObject({
+      action: 'invite',
+      detail: { invited: 2, scope: 'matching', filter, except: 1, skipped: { pending: 1, unsubscribed: 1, alreadyInvited: 1 } },
+    });
+  });
+
+  it('invites a filtered selection larger than one chunk', async () => {
+    const h = await harness(dialect, true);
+    const rows = Array.from({ length: 11_000 }, (_, i) => entry(i % 1000 === 0 ? 'pending' : 'joined', { source: i % 2 ? 'google' : null }));
+    await insert(h, rows);
+    const matching = rows.filter((r) => r.source === 'google');
+    const res = await invite(h, { filter: { source: 'google' } });
+    expect(res.statusCode, res.body).toBe(200);
+    const body = inviteResultSchema.parse(res.json());
+    const pending = matching.filter((r) => r.status === 'pending').length;
+    expect(body).toMatchObject({ invited: matching.length - pending, skipped: { pending, unsubscribed: 0, alreadyInvited: 0 } });
+    expect(await outboxCount(h)).toBe(body.invited);
+    const after = await statuses(h);
+    expect([...after.values()].filter((s) => s.status === 'invited')).toHaveLength(body.invited);
+    for (const r of rows.filter((x) => x.source === null)) expect(after.get(r.id)?.status).toBe(r.status);
+  });
+
+  it('answers 400 invalid_filter for a bad filter and changes nothing', async () => {
+    const h = await harness(dialect, true);
+    const row = entry('joined');
+    await insert(h, [row]);
+    for (const filter of [{ status: 'vip' }, { from: '2026-02-30' }, { until: '2026-01-01T24:00:00Z' }, 'all']) {
+      const res = await invite(h, { filter });
+      expect(res.statusCode, JSON.stringify(filter)).toBe(400);
+      expect(res.json().error.code).toBe('invalid_filter');
+    }
+    const both = await invite(h, { ids: [row.id], filter: {} });
+    expect(both.statusCode).toBe(400);
+    expect(both.json().error.code).toBe('bad_request');
+    expect((await statuses(h)).get(row.id)?.status).toBe('joined');
+    expect(await outboxCount(h)).toBe(0);
+  });
+
   it('the queued invites reach the SMTP server, one per invited person', async () => {
     const h = await harness(dialect, true);
     const joined = [entry('joined'), entry('confirmed')];
@@ -189,9 +255,11 @@ describe.each(TEST_DIALECTS)('admin invite API (%s)', (dialect: TestDialect) => 
     const row = entry('joined');
     await insert(h, [row]);
     for (const auth of [null, 'Bearer not-a-jwt', `Basic ${Buffer.from('admin:pw').toString('base64')}`]) {
-      const res = await invite(h, { ids: [row.id] }, auth);
-      expect(res.statusCode, String(auth)).toBe(401);
-      expect(res.json()).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
+      for (const body of [{ ids: [row.id] }, { filter: {} }]) {
+        const res = await invite(h, body, auth);
+        expect(res.statusCode, String(auth)).toBe(401);
+        expect(res.json()).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
+      }
     }
     expect((await statuses(h)).get(row.id)?.status).toBe('joined');
     expect(await outboxCount(h)).toBe(0);

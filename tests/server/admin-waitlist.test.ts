@@ -5,9 +5,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auditEmailHash, listAudit } from '../../src/server/audit/audit-log.js';
 import { createAdmin } from '../../src/server/auth/admins.js';
 import { signAccessToken } from '../../src/server/auth/tokens.js';
-import { ADMIN_WAITLIST_PATH, type WaitlistPage } from '../../src/shared/admin/waitlist-api.js';
+import { ADMIN_DELETE_MATCHING_PATH, ADMIN_INSIGHTS_PATH, ADMIN_WAITLIST_PATH, type WaitlistPage } from '../../src/shared/admin/waitlist-api.js';
 import { formatDateJoined } from '../../src/shared/waitlist/display.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { signIn } from '../support/sign-in.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -32,7 +33,7 @@ function call(method: Method, url: string, options: { body?: unknown; auth?: str
 let seq = 0;
 function entry(createdAt: string, over: Partial<WaitlistEntry> = {}): WaitlistEntry {
   seq++;
-  return { id: randomUUID(), email: `user${seq}@example.com`, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...over };
+  return { id: randomUUID(), email: `user${seq}@example.com`, created_at: createdAt, ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION, ...over };
 }
 
 async function insert(rows: WaitlistEntry[]): Promise<void> {
@@ -68,8 +69,12 @@ describe.each(TEST_DIALECTS)('admin waitlist API (%s)', (dialect: TestDialect) =
   describe('authentication', () => {
     const routes: Array<[Method, string, unknown]> = [
       ['GET', ADMIN_WAITLIST_PATH, undefined],
+      ['GET', `${ADMIN_WAITLIST_PATH}?q=example&country=Germany`, undefined],
       ['POST', `${ADMIN_WAITLIST_PATH}/delete`, { ids: [randomUUID()] }],
+      ['POST', ADMIN_DELETE_MATCHING_PATH, { filter: {} }],
       ['POST', `${ADMIN_WAITLIST_PATH}/export`, {}],
+      ['POST', `${ADMIN_WAITLIST_PATH}/export`, { filter: { country: 'Germany' } }],
+      ['GET', ADMIN_INSIGHTS_PATH, undefined],
     ];
 
     async function badTokens(): Promise<Array<[string, string | null]>> {
@@ -115,8 +120,9 @@ describe.each(TEST_DIALECTS)('admin waitlist API (%s)', (dialect: TestDialect) =
       await insert([row!]);
       const out = await t.app.inject({ method: 'POST', url: '/auth/v1/logout?scope=local', headers: { authorization: `Bearer ${token}` } });
       expect(out.statusCode).toBe(204);
-      for (const [method, url] of routes) {
-        const res = await call(method, url, { body: method === 'POST' ? { ids: [row!.id] } : undefined });
+      for (const [method, url, body] of routes) {
+        // Bodies that would remove the row if the check let them through.
+        const res = await call(method, url, { body: method === 'POST' ? (url === ADMIN_DELETE_MATCHING_PATH ? body : { ids: [row!.id] }) : undefined });
         expect(res.statusCode, `${method} ${url}`).toBe(401);
         expect(res.json().error.code).toBe('unauthorized');
       }
@@ -139,7 +145,7 @@ describe.each(TEST_DIALECTS)('admin waitlist API (%s)', (dialect: TestDialect) =
   describe('GET /api/admin/waitlist', () => {
     it('returns an empty page for an empty waitlist', async () => {
       const res = await call('GET', ADMIN_WAITLIST_PATH);
-      expect(res.json()).toEqual({ entries: [], total: 0, nextCursor: null });
+      expect(res.json()).toEqual({ entries: [], total: 0, matching: 0, asOf: expect.any(String), nextCursor: null });
     });
 
     it('pages 2,500 entries newest first in three pages of up to 1,000 without gaps or duplicates', async () => {
@@ -164,7 +170,13 @@ describe.each(TEST_DIALECTS)('admin waitlist API (%s)', (dialect: TestDialect) =
       } while (cursor);
 
       expect(pages.map((p) => p.entries.length)).toEqual([1000, 1000, 500]);
-      expect(pages.every((p) => p.total === 2500)).toBe(true);
+      // Counted on the first page only; every page says when it was read.
+      expect(pages.map((p) => [p.total, p.matching])).toEqual([
+        [2500, 2500],
+        [null, null],
+        [null, null],
+      ]);
+      for (const p of pages) expect(Date.parse(p.asOf)).not.toBeNaN();
       const ids = pages.flatMap((p) => p.entries.map((e) => e.id));
       expect(new Set(ids).size).toBe(2500);
       expect(ids).toEqual([...rows].sort(newestFirst).map((e) => e.id));

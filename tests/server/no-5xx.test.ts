@@ -29,11 +29,11 @@ type Req = InjectOptions & { auth?: boolean };
 
 const ROUTES_GET = [
   '/', '/thanks', '/auth', '/admin', '/healthz', '/favicon.svg', '/index.html', '/404.html',
-  '/api/admin/waitlist', '/auth/v1/user', '/auth/v1/settings', '/auth/v1/health', '/auth/v1/.well-known/jwks.json',
+  '/api/admin/waitlist', '/api/admin/waitlist?q=%25%00&from=2026-02-30&status=x', '/api/admin/waitlist/insights', '/api/admin/waitlist/insights?from=1970-01-01&to=9999-12-31', '/auth/v1/user', '/auth/v1/settings', '/auth/v1/health', '/auth/v1/.well-known/jwks.json',
   '/confirm', '/confirm?token=a.b', '/unsubscribe?token=%', '/api/waitlist/confirm',
 ];
 const ROUTES_POST = [
-  '/api/waitlist', '/api/admin/waitlist/delete', '/api/admin/waitlist/export', '/api/admin/waitlist/invite',
+  '/api/waitlist', '/api/admin/waitlist/delete', '/api/admin/waitlist/delete-matching', '/api/admin/waitlist/export', '/api/admin/waitlist/invite',
   '/auth/v1/token?grant_type=password', '/auth/v1/token?grant_type=refresh_token', '/auth/v1/logout', '/auth/v1/signup',
   '/api/waitlist/confirm', '/api/waitlist/preferences', '/api/waitlist/unsubscribe', '/api/waitlist/erase',
   '/confirm', '/confirm?token=AQEAAAAA.00', '/unsubscribe', '/unsubscribe?token=a&token=b',

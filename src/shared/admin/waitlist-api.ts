@@ -1,22 +1,29 @@
 import { z } from 'zod/mini';
-import { waitlistEntrySchema } from '../waitlist/entry.js';
+import { ENTRY_STATUSES, waitlistEntrySchema } from '../waitlist/entry.js';
+import { waitlistFilterSchema } from './waitlist-filter.js';
 
 /**
  * The admin waitlist API, declared once for the admin page, the server and the tests. Every call
  * needs `Authorization: Bearer <access_token>` of a signed-in admin whose session is still active.
  *
- * GET  /api/admin/waitlist?limit=N&cursor=C   -> WaitlistPage (newest first, keyset pagination)
+ * GET  /api/admin/waitlist?limit=N&cursor=C&<filter> -> WaitlistPage (newest first, keyset
+ *      pagination, only the entries matching the filter: waitlist-filter.ts, same names as the page URL)
  * POST /api/admin/waitlist/delete  {ids}      -> DeleteResult (the deleted rows)
- * POST /api/admin/waitlist/export  {ids?, timeZone?} -> text/csv attachment
- *      ids omitted = all entries (waitlist_all.csv), ids given = those entries (waitlist_selected.csv)
- * POST /api/admin/waitlist/invite  {ids}      -> InviteResult: joined and confirmed entries become
- *      `invited` and get the launch invite e-mail (queued in the same transaction); pending,
- *      unsubscribed and already invited ones are skipped and counted
+ * POST /api/admin/waitlist/delete-matching {filter, except?} -> DeleteMatchingResult (how many):
+ *      every entry matching the filter (select-all of a filtered or unfiltered view) but `except`
+ * POST /api/admin/waitlist/export  {ids? | filter + except?, timeZone?, attribution?} -> text/csv attachment
+ *      neither = all entries (waitlist_all.csv); ids, or filter (+except) = those entries
+ *      (waitlist_selected.csv); `attribution: true` adds the attribution columns after the spec's four
+ * POST /api/admin/waitlist/invite  {ids | filter + except?} -> InviteResult: joined and confirmed
+ *      entries become `invited` and get the launch invite e-mail (queued in the same transaction);
+ *      pending, unsubscribed and already invited ones are skipped and counted
+ * GET  /api/admin/waitlist/insights?<filter>  -> WaitlistInsights (GROUP BY in the database)
+ * GET  /api/admin/waitlist/events             -> text/event-stream of WaitlistEvent (live updates)
  *
  * Errors are JSON `{error: {code, message}}`: 401 `unauthorized` (no, bad, expired or signed-out
  * token), 400 `bad_request` (body or query fails validation: ids must be 1..ADMIN_MAX_IDS
  * UUID strings, limit 1..ADMIN_PAGE_MAX), 400 `invalid_cursor`, 400 `invalid_time_zone`,
- * 409 `mail_disabled` (invite while e-mail is off: no SMTP_URL).
+ * 400 `invalid_filter`, 409 `mail_disabled` (invite while e-mail is off: no SMTP_URL).
  * Unknown ids are ignored: delete returns only the rows it removed, export writes only rows
  * that exist. Unknown fields in a request are dropped, and a response carries only the fields
  * declared here. The CSV format is src/shared/waitlist/csv.ts.
@@ -25,6 +32,9 @@ export const ADMIN_WAITLIST_PATH = '/api/admin/waitlist';
 export const ADMIN_DELETE_PATH = `${ADMIN_WAITLIST_PATH}/delete`;
 export const ADMIN_EXPORT_PATH = `${ADMIN_WAITLIST_PATH}/export`;
 export const ADMIN_INVITE_PATH = `${ADMIN_WAITLIST_PATH}/invite`;
+export const ADMIN_DELETE_MATCHING_PATH = `${ADMIN_WAITLIST_PATH}/delete-matching`;
+export const ADMIN_INSIGHTS_PATH = `${ADMIN_WAITLIST_PATH}/insights`;
+export const ADMIN_EVENTS_PATH = `${ADMIN_WAITLIST_PATH}/events`;
 export const ADMIN_PAGE_MAX = 5000;
 /** Page size when `limit` is omitted. There is no overall cap: page until nextCursor is null. */
 export const ADMIN_DEFAULT_PAGE_SIZE = 1000;
@@ -37,21 +47,45 @@ export const EXPORT_FILE_NAMES = { all: 'waitlist_all.csv', selected: 'waitlist_
 
 const idsSchema = z.array(z.string().check(z.regex(new RegExp(UUID_PATTERN)))).check(z.minLength(1), z.maxLength(ADMIN_MAX_IDS));
 
+/** The page query: paging, plus the filter (waitlist-filter.ts) under the same names as the page URL. */
 export const waitlistPageQuerySchema = z.object({
   // Query values arrive as text.
   limit: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(ADMIN_PAGE_MAX)), ADMIN_DEFAULT_PAGE_SIZE),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  q: z.optional(z.string()),
+  from: z.optional(z.string()),
+  to: z.optional(z.string()),
+  country: z.optional(z.string()),
+  source: z.optional(z.string()),
+  campaign: z.optional(z.string()),
+  status: z.optional(z.string()),
 });
 export type WaitlistPageQuery = z.input<typeof waitlistPageQuerySchema>;
 
 export const waitlistPageSchema = z.object({
   entries: z.array(waitlistEntrySchema),
-  /** Total number of entries on the waitlist at the time of the request. */
-  total: z.number(),
+  /**
+   * Counted on the first page only (no cursor); null on the pages after it. `total`: every entry
+   * on the waitlist; `matching`: those matching the filter (= total without a filter).
+   */
+  total: z.nullable(z.number()),
+  matching: z.nullable(z.number()),
+  /** When the counts were taken (ISO-8601 UTC): a select-all of this view sends it as the filter's `until`. */
+  asOf: z.string(),
   /** Pass back as `cursor` to get the next page; null on the last page. */
   nextCursor: z.nullable(z.string()),
 });
 export type WaitlistPage = z.infer<typeof waitlistPageSchema>;
+
+/** Optional list of ids a select-all-matching leaves out (unticked rows); may be empty. */
+const exceptSchema = z.optional(z.array(z.string().check(z.regex(new RegExp(UUID_PATTERN)))).check(z.maxLength(ADMIN_MAX_IDS)));
+
+/** Select-all of a (filtered or unfiltered) view: every entry matching `filter`, except the unticked ones. */
+export const matchingSelectionSchema = z.object({ filter: waitlistFilterSchema, except: exceptSchema });
+export type MatchingSelection = z.input<typeof matchingSelectionSchema>;
+
+export const deleteMatchingResultSchema = z.object({ deleted: z.number() });
+export type DeleteMatchingResult = z.infer<typeof deleteMatchingResultSchema>;
 
 export const deleteRequestSchema = z.object({ ids: idsSchema });
 export type DeleteRequest = z.infer<typeof deleteRequestSchema>;
@@ -61,13 +95,19 @@ export type DeleteResult = z.infer<typeof deleteResultSchema>;
 
 export const exportRequestSchema = z.object({
   ids: z.optional(idsSchema),
+  /** Export every entry matching this filter (but `except`) instead of named ids; not with `ids`. */
+  filter: z.optional(waitlistFilterSchema),
+  except: exceptSchema,
   /** IANA zone the Date Joined column is written in, so the file reads like the table. */
   timeZone: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),
+  /** Add the attribution columns (shared/waitlist/csv.ts ATTRIBUTION_CSV_COLUMNS) after the spec's four. */
+  attribution: z.optional(z.boolean()),
 });
-export type ExportRequest = z.infer<typeof exportRequestSchema>;
+export type ExportRequest = z.input<typeof exportRequestSchema>;
 
-export const inviteRequestSchema = z.object({ ids: idsSchema });
-export type InviteRequest = z.infer<typeof inviteRequestSchema>;
+/** Named ids, or every entry matching a filter but `except`. */
+export const inviteRequestSchema = z.union([z.object({ ids: idsSchema }), matchingSelectionSchema]);
+export type InviteRequest = z.input<typeof inviteRequestSchema>;
 
 export const inviteResultSchema = z.object({
   /** How many entries were marked invited and had the invite queued. */
@@ -85,3 +125,65 @@ export type InviteResult = z.infer<typeof inviteResultSchema>;
 
 /** The error code of an invite while e-mail is off. */
 export const MAIL_DISABLED_CODE = 'mail_disabled';
+
+// ---------------------------------------------------------------------------------------------
+// Insights: GET ADMIN_INSIGHTS_PATH?<filter>, computed with GROUP BY on indexed columns.
+
+/** Top lists hold at most this many values (the rest are counted in `other`). */
+export const INSIGHTS_TOP = 8;
+/** Ranges longer than this many days are bucketed by ISO week (Monday) instead of by day. */
+export const INSIGHTS_MAX_DAYS = 92;
+
+const topListSchema = z.object({
+  /** value null = no value (country "Unknown", source "Direct", no campaign); filter with NONE_VALUE. */
+  top: z.array(z.object({ value: z.nullable(z.string()), count: z.number() })),
+  /** Matching entries whose value is not in `top`. */
+  other: z.number(),
+});
+export type InsightsTopList = z.infer<typeof topListSchema>;
+
+export const waitlistInsightsSchema = z.object({
+  asOf: z.string(),
+  total: z.number(),
+  matching: z.number(),
+  /**
+   * Signups per UTC day (`day`) or per ISO week starting Monday (`week`), every bucket from the
+   * first to the last of the range present (zeros included), oldest first. The range is the
+   * filter's from/to, else the first matching signup's day to today.
+   */
+  bucket: z.enum(['day', 'week']),
+  series: z.array(z.object({ start: z.string(), count: z.number() })),
+  countries: topListSchema,
+  sources: topListSchema,
+  campaigns: topListSchema,
+  statuses: z.array(z.object({ status: z.enum(ENTRY_STATUSES), count: z.number() })),
+  /** Double opt-in on (SIGNUP_CONFIRMATION=required): the share of matching entries that confirmed (0..1); null when off or nothing matches. */
+  confirmedShare: z.nullable(z.number()),
+});
+export type WaitlistInsights = z.infer<typeof waitlistInsightsSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Live updates: GET ADMIN_EVENTS_PATH (Authorization: Bearer, like every admin call), answered
+// with `text/event-stream`. Each event's `event:` is its type and `data:` its JSON below. The
+// server sends a comment line every ADMIN_EVENTS_HEARTBEAT_MS, and ends the stream when the
+// session is revoked or its access token expires (the page then reconnects with a fresh token,
+// or goes to /auth). Signups through any instance reach every instance's streams.
+
+export const ADMIN_EVENTS_HEARTBEAT_MS = 20_000;
+
+export const waitlistEventSchemas = {
+  /** The stream is open (sent first; `asOf` is the server's time). */
+  ready: z.object({ asOf: z.string() }),
+  /** New entries (newest first), at most a few batches per second under load. */
+  signup: z.object({ entries: z.array(waitlistEntrySchema) }),
+  /**
+   * Entries were deleted, invited, confirmed or unsubscribed elsewhere, or a known address signed
+   * up again (`rejoined`): counts and panels are stale.
+   */
+  change: z.object({ reason: z.enum(['deleted', 'invited', 'confirmed', 'unsubscribed', 'imported', 'rejoined']) }),
+} as const;
+export type WaitlistEventType = keyof typeof waitlistEventSchemas;
+export type WaitlistEvent = { [K in WaitlistEventType]: { type: K; data: z.infer<(typeof waitlistEventSchemas)[K]> } }[WaitlistEventType];
+
+/** The error code when a filter fails validation. */
+export const INVALID_FILTER_CODE = 'invalid_filter';
