@@ -22,6 +22,9 @@ import { startAuditRetention } from './audit/audit-log.js';
 import { createRateLimitStores, type RateLimitStores } from './rate-limit/index.js';
 import { registerMail, type MailWorkerOverrides } from './mail/index.js';
 import { adminMailRoutes } from './mail/admin-routes.js';
+import { createPubSub, type PubSub } from './pubsub/index.js';
+import { registerLiveWaitlist } from './waitlist/live.js';
+import { adminEventsRoutes, type AdminEventsOptions } from './waitlist/admin-events-routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,6 +32,8 @@ declare module 'fastify' {
     database: DatabaseHandle;
     /** Where the signup and sign-in limits count (memory, database or Redis; see rate-limit/index.ts). */
     rateLimits: RateLimitStores;
+    /** Messages between instances (memory, PostgreSQL LISTEN/NOTIFY or Redis; see pubsub/index.ts). */
+    pubsub: PubSub;
     /** Seals the auth service's secrets at rest with a key kept outside the database. */
     secretBox: SecretBox;
   }
@@ -44,6 +49,8 @@ export interface BuildOptions {
   consent?: { version: string; checkbox: string | null };
   /** Hooks into the signups' group commit (tests hold a commit to watch the answer wait for it). */
   signupBatch?: SignupBatchHooks;
+  /** The admin event stream's heartbeat and session-check intervals (tests shorten them). */
+  adminEvents?: AdminEventsOptions;
 }
 
 /** Fastify's types lack the hop-count form, so a count becomes the equivalent function. */
@@ -98,6 +105,12 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   app.decorate('rateLimits', rateLimits);
   app.addHook('onClose', async () => rateLimits.close());
 
+  // Live updates of the admin (waitlist/live.ts) over the pub/sub; closed before it (onClose runs last-added first).
+  const pubsub = createPubSub(config, database, app.log);
+  app.decorate('pubsub', pubsub);
+  app.addHook('onClose', async () => pubsub.close());
+  registerLiveWaitlist(app);
+
   // E-mail (src/server/mail): without SMTP_URL, app.mail.enabled is false and no worker runs.
   registerMail(app, config.mail, options.mailWorker);
 
@@ -117,6 +130,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   });
   await app.register(consentRoutes);
   await app.register(adminWaitlistRoutes);
+  await app.register(adminEventsRoutes, options.adminEvents ?? {});
   await app.register(adminAccountRoutes);
   await app.register(adminMailRoutes);
   await app.register(authRoutes, { prefix: '/auth/v1' });

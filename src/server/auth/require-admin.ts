@@ -21,6 +21,13 @@ declare module 'fastify' {
     guardAdminScope(): void;
     /** The admin that guardAdminScope's check let through for this request. */
     adminOf(request: FastifyRequest): AdminPrincipal;
+    /**
+     * The request's admin checked again as the guard did, but NOT counted as use of the session (a
+     * long-lived request, like the admin event stream, is not activity): the access token's expiry
+     * (ms since the epoch) while token, session and assurance all still hold, else null (signed
+     * out, revoked, timed out, expired).
+     */
+    recheckAdmin(request: FastifyRequest): Promise<{ expiresAtMs: number } | null>;
   }
 }
 
@@ -39,12 +46,15 @@ const gapMessages: Record<AssuranceGap, string> = {
   needs_enrolment: 'Two-factor authentication is required: set up an authenticator app before using the admin area.',
 };
 
-async function resolve(request: FastifyRequest): Promise<{ principal: AdminPrincipal } | { code: AuthFailureCode } | { gap: AssuranceGap }> {
+async function resolve(
+  request: FastifyRequest,
+  touch = true,
+): Promise<{ principal: AdminPrincipal; expiresAtMs: number } | { code: AuthFailureCode } | { gap: AssuranceGap }> {
   const auth = request.server.config.auth;
   // Every admin API call is real use of the session (the inactivity timeout counts from the last one).
   const result = await authenticate(request.server.database.db, request.headers.authorization, { maxLifetimeSeconds: auth.jwtExpirySeconds }, {
     limits: sessionLimits(auth),
-    touch: true,
+    touch,
   });
   if (!result.ok) return { code: result.code };
   // Issue 8 point 2: an admin with a verified factor needs an aal2 session (the token's claim and the
@@ -54,7 +64,7 @@ async function resolve(request: FastifyRequest): Promise<{ principal: AdminPrinc
   } else if (auth.mfa === 'required') {
     return { gap: 'needs_enrolment' };
   }
-  return { principal: { userId: result.user.id, email: result.user.email, sessionId: result.session.id } };
+  return { principal: { userId: result.user.id, email: result.user.email, sessionId: result.session.id }, expiresAtMs: (result.claims.exp ?? 0) * 1000 };
 }
 
 /**
@@ -103,4 +113,8 @@ export function registerAdminGuard(app: FastifyInstance): void {
   app.decorate('requireAdmin', requireAdmin);
   app.decorate('guardAdminScope', guardAdminScope);
   app.decorate('adminOf', adminOf);
+  app.decorate('recheckAdmin', async (request: FastifyRequest) => {
+    const outcome = await resolve(request, false);
+    return 'principal' in outcome ? { expiresAtMs: outcome.expiresAtMs } : null;
+  });
 }

@@ -189,6 +189,7 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
   api.post(CONFIRM_API_PATH, apiOptions(confirmResultSchema), async (request, reply) => {
     const entryId = entryIdOf(request, 'confirm');
     const outcome = await confirmEntry(deps(), entryId, request.ip);
+    if (outcome === 'confirmed') app.liveWaitlist.changed('confirmed');
     request.log.info({ entryId, outcome }, 'waitlist: confirmation link used');
     return noStore(reply).send({ outcome });
   });
@@ -198,11 +199,13 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
   api.post(UNSUBSCRIBE_API_PATH, apiOptions(unsubscribeResultSchema), async (request, reply) => {
     const entryId = entryIdOf(request, 'manage');
     const outcome = await unsubscribeEntry(deps(), entryId);
+    if (outcome === 'unsubscribed') app.liveWaitlist.changed('unsubscribed');
     request.log.info({ entryId, outcome }, 'waitlist: unsubscribed by link');
     return noStore(reply).send({ outcome });
   });
   api.post(ERASE_API_PATH, apiOptions(eraseResultSchema), async (request, reply) => {
     const outcome = await eraseEntry(deps(), entryIdOf(request, 'manage'));
+    app.liveWaitlist.changed('deleted');
     // No id: after an erasure nothing in the logs should lead back to the person.
     request.log.info("waitlist: entry erased at the person's request");
     return noStore(reply).send({ outcome });
@@ -214,6 +217,7 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
   app.post(CONFIRM_PAGE_PATH, { bodyLimit: LINK_BODY_LIMIT, config: { rateLimit: rateLimitConfig } }, async (request, reply) => {
     const entryId = entryIdOfToken(deps(), tokenOf(request), 'confirm');
     const outcome = await confirmEntry(deps(), entryId, request.ip);
+    if (outcome === 'confirmed') app.liveWaitlist.changed('confirmed');
     request.log.info({ entryId, outcome }, 'waitlist: confirmation link used');
     return sendPage(reply, 200, outcome === 'confirmed' ? siteContent.confirmPage.confirmed : siteContent.confirmPage.alreadyConfirmed);
   });
@@ -238,10 +242,12 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
       const entryId = entryIdOfToken(deps(), tokenOf(request), 'manage');
       if (action === 'erase' && !oneClick) {
         await eraseEntry(deps(), entryId);
+        app.liveWaitlist.changed('deleted');
         request.log.info("waitlist: entry erased at the person's request");
         return sendPage(reply, 200, siteContent.preferencesPage.erase.done);
       }
       const outcome = await unsubscribeEntry(deps(), entryId);
+      if (outcome === 'unsubscribed') app.liveWaitlist.changed('unsubscribed');
       request.log.info({ entryId, outcome, oneClick }, 'waitlist: unsubscribed by link');
       const { done, already } = siteContent.preferencesPage.unsubscribe;
       const text = outcome === 'unsubscribed' ? done : already;

@@ -9,6 +9,7 @@ import { isDatabaseUnavailable } from '../db/database.js';
 import { clientRateLimitHook } from '../rate-limit/hook.js';
 import { siteContent, type SiteContent } from '../../shared/site/content.js';
 import { PAGES, SIGNUP_ERROR_FILE } from '../../shared/site/pages.js';
+import { attributionFromFormReferer, isEmptyAttribution, normalizeAttribution, type Attribution } from '../../shared/waitlist/attribution.js';
 import {
   CONSENT_FIELD,
   isSignupErrorCode,
@@ -82,6 +83,34 @@ export function pageTemplateLoader(app: FastifyInstance, file: string = SIGNUP_E
 export function isFormPost(request: FastifyRequest): boolean {
   const type = request.headers['content-type'];
   return typeof type === 'string' && type.trim().toLowerCase().startsWith('application/x-www-form-urlencoded');
+}
+
+/**
+ * Our own origin, which is never a referrer and is the only origin whose Referer a form post's
+ * attribution is read from: PUBLIC_URL when configured (already an origin, see config.ts), else the
+ * request's protocol and Host (X-Forwarded-Proto/-Host only under TRUST_PROXY, as Fastify reads them).
+ */
+export function ownOriginOf(request: FastifyRequest, publicUrl: string | null): string | null {
+  if (publicUrl) return publicUrl;
+  try {
+    const origin = new URL(`${request.protocol}://${request.host}`).origin;
+    return origin === 'null' ? null : origin;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Where a signup came from (attribution.ts): the fields the form sent with JavaScript (or an API
+ * client), cleaned. A form post without any usable field is the no-JavaScript form: the browser's
+ * Referer (the landing page's full URL, same origin under our strict-origin-when-cross-origin
+ * Referrer-Policy) gives its UTM parameters and landing path. Never throws: bad values are dropped.
+ */
+export function requestAttribution(request: FastifyRequest, body: Partial<Record<string, unknown>>, publicUrl: string | null): Attribution {
+  const ownOrigin = ownOriginOf(request, publicUrl);
+  const sent = normalizeAttribution(body, ownOrigin);
+  if (!isEmptyAttribution(sent) || !isFormPost(request)) return sent;
+  return attributionFromFormReferer(request.headers.referer, ownOrigin);
 }
 
 function pageTextFor(err: FastifyError | HttpError, status: number): { title: string; message: string } {
@@ -185,7 +214,12 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
       if (request.validationError) throw signupError(signupCodeOf(request.validationError.validation));
       if (consent.checkbox !== null && !isConsentTicked(request.body[CONSENT_FIELD])) throw signupError('consent_required');
       try {
-        const { status } = await signUp(deps(request), request.body.email, request.ip);
+        const attribution = requestAttribution(request, request.body, app.config.publicUrl);
+        const { id, status, created } = await signUp(deps(request), request.body.email, request.ip, attribution);
+        // Committed: open admin pages get a new entry (an array push; sent in batches); a known
+        // address signing up again changed an entry they may show.
+        if (created) app.liveWaitlist.signedUp(id);
+        else app.liveWaitlist.changed('rejoined');
         return answerJoined(request, reply, status);
       } catch (err) {
         if (err instanceof HttpError && err.statusCode === 503) throw unavailable(reply);
