@@ -3,6 +3,7 @@ import { E2E_BASE_URL } from '../../playwright.config.js';
 import type { MailStatus, OutboxMessageView } from '../../src/shared/admin/mail-api.js';
 import type { InviteResult } from '../../src/shared/admin/waitlist-api.js';
 import { NO_CONSENT_RECORD, type EntryStatus, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { signIn } from '../support/sign-in.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp.js';
 import { expect, sessionStorageState, test } from './fixtures.js';
@@ -33,7 +34,7 @@ function mockEntries(count: number, statusOf: (i: number) => EntryStatus = (i) =
       country: 'Germany',
       city: 'Berlin',
       region: null,
-      ...NO_CONSENT_RECORD,
+      ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION,
       status,
       confirmed_at: status === 'confirmed' ? '2026-11-21T09:30:00.000Z' : null,
       invited_at: status === 'invited' ? '2026-11-21T10:00:00.000Z' : null,
@@ -43,11 +44,15 @@ function mockEntries(count: number, statusOf: (i: number) => EntryStatus = (i) =
 }
 
 /**
- * The admin waitlist API over `entries`: pages (offset cursors) and an invite that behaves like the
- * server's (joined/confirmed become invited; the rest is counted). `invites` records each request.
+ * The admin waitlist API over `entries`: pages (offset cursors), the status counts of the insights
+ * (no filter), and an invite of ids or of a select-all (`filter` + `except`, no filter narrowing
+ * here) that behaves like the server's (joined/confirmed become invited; the rest is counted).
+ * `invites` records the ids each request covered.
  */
 async function mockWaitlistApi(page: Page, entries: WaitlistEntry[], invites: string[][] = []) {
   const byId = new Map(entries.map((e) => [e.id, e]));
+  // The counts are taken now, or at the newest entry if the clock is behind it.
+  const asOf = () => new Date(Math.max(Date.now(), ...entries.slice(0, 1).map((e) => Date.parse(e.created_at)))).toISOString();
   await page.route(
     (url) => url.pathname === '/api/admin/waitlist',
     async (route: Route) => {
@@ -55,11 +60,28 @@ async function mockWaitlistApi(page: Page, entries: WaitlistEntry[], invites: st
       const limit = Number(url.searchParams.get('limit') ?? 1000);
       const start = Number(url.searchParams.get('cursor') ?? 0);
       const next = start + limit < entries.length ? String(start + limit) : null;
-      await route.fulfill({ json: { entries: entries.slice(start, start + limit), total: entries.length, nextCursor: next } });
+      await route.fulfill({
+        json: { entries: entries.slice(start, start + limit), total: entries.length, matching: entries.length, asOf: asOf(), nextCursor: next },
+      });
+    },
+  );
+  await page.route(
+    (url) => url.pathname === '/api/admin/waitlist/insights',
+    async (route: Route) => {
+      const statuses = (['pending', 'joined', 'confirmed', 'invited', 'unsubscribed'] as const).map((status) => ({
+        status,
+        count: entries.filter((e) => e.status === status).length,
+      }));
+      const none = { top: [], other: entries.length };
+      await route.fulfill({
+        json: { asOf: asOf(), total: entries.length, matching: entries.length, bucket: 'day', series: [], countries: none, sources: none, campaigns: none, statuses, confirmedShare: null },
+      });
     },
   );
   await page.route('**/api/admin/waitlist/invite', async (route) => {
-    const { ids } = route.request().postDataJSON() as { ids: string[] };
+    const body = route.request().postDataJSON() as { ids: string[] } | { filter: object; except?: string[] };
+    const except = new Set('except' in body ? body.except : []);
+    const ids = 'ids' in body ? body.ids : entries.filter((e) => !except.has(e.id)).map((e) => e.id);
     invites.push(ids);
     const invitedAt = '2026-11-22T12:00:00.000Z';
     const result: InviteResult = { invited: 0, skipped: { pending: 0, unsubscribed: 0, alreadyInvited: 0 }, invitedAt };
@@ -168,7 +190,7 @@ test.describe('e-mail off (the e2e server has no SMTP_URL)', () => {
 
     // The spec's columns stay, in their order; the Status column sits beside them.
     const waitlistTable = page.getByRole('region', { name: 'Waitlist entries' });
-    expect(await waitlistTable.locator('thead th').allTextContents()).toEqual(['', 'Email', 'Date Joined', 'IP Address', 'Location', 'Status']);
+    expect(await waitlistTable.locator('thead th').allTextContents()).toEqual(['', 'Email', 'Date Joined', 'IP Address', 'Location', 'Status', 'Source']);
     await expect(page.getByRole('columnheader', { name: 'Status' })).toBeVisible();
     await expect(row(page, email).locator('td').nth(5)).toHaveText('Joined');
 
@@ -320,10 +342,19 @@ test.describe('Status column and Invite Selected (mocked admin API)', () => {
     await expect(row(page, 'mock-1@example.com').locator('td').nth(5)).toHaveText('Invited');
     await expect(row(page, 'mock-0@example.com').locator('td').nth(5)).toHaveText('Pending');
 
-    // The page still answers: the scroll box reaches the last row, which shows its new status.
-    await mark('scroll to the last row');
-    await page.getByRole('region', { name: 'Waitlist entries' }).evaluate((el) => (el.scrollTop = el.scrollHeight));
-    await expect(row(page, `mock-${count - 1}@example.com`).locator('td').nth(5)).toHaveText('Invited');
+    // The page still answers: scrolling loads further pages, whose rows show their new status.
+    await mark('scroll on to row 1,001 (further pages load)');
+    await page.waitForFunction(() => {
+      const box = document.querySelector<HTMLElement>('[role="region"][aria-label="Waitlist entries"]')!;
+      if (document.querySelector('tbody tr[data-index="1001"]') !== null) return true;
+      // Virtualised: scroll on to the end until row 1,001 is loaded, then back to it.
+      const shown = [...document.querySelectorAll<HTMLElement>('tbody tr[data-index]')].map((tr) => Number(tr.dataset.index));
+      const row = document.querySelector<HTMLElement>('tbody tr[data-index]');
+      if (Math.max(0, ...shown) < 1001 || !row) box.scrollTop = box.scrollHeight;
+      else box.scrollTop = 1001 * row.offsetHeight;
+      return false;
+    });
+    await expect(row(page, 'mock-1001@example.com').locator('td').nth(5)).toHaveText('Invited');
     await mark('end');
 
     const tasks = await page.evaluate(() => (window as unknown as { __longTasks: Array<{ start: number; duration: number }> }).__longTasks);

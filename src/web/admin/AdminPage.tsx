@@ -1,8 +1,8 @@
-import { useCallback, useId, useMemo, useRef, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { MouseEvent } from 'react';
 import { Link, useNavigate } from '../site/router.js';
-import { ADMIN_MAX_IDS, EXPORT_FILE_NAMES, MAIL_DISABLED_CODE, type InviteResult } from '../../shared/admin/waitlist-api.js';
-import { countCsvRows } from '../../shared/csv.js';
+import { ADMIN_MAX_IDS, EXPORT_FILE_NAMES, MAIL_DISABLED_CODE, type ExportRequest, type InviteResult } from '../../shared/admin/waitlist-api.js';
+import { isEmptyFilter, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { PAGES } from '../../shared/site/pages.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { authErrorMessage, getAuthClient } from '../session/auth-client.js';
@@ -14,18 +14,34 @@ import { notifyError, notifySuccess } from '../site/toast.js';
 import { buttonStyles, LoadingSpinner, SpinnerIcon } from '../ui/controls.js';
 import { cardStyles } from '../ui/styles.js';
 import { AccountPanel, RequiredEnrolment } from './AccountPanel.js';
-import { AdminApiError, deleteWaitlistEntries, exportWaitlist, inviteWaitlistEntries, isInsufficientAal, isUnauthorized } from './admin-api.js';
-import { adminToasts, countLine, inviteTexts, mailTexts, type InviteCounts } from './copy.js';
+import {
+  AdminApiError,
+  deleteMatchingEntries,
+  deleteWaitlistEntries,
+  exportWaitlist,
+  fetchWaitlistInsights,
+  inviteMatchingEntries,
+  inviteWaitlistEntries,
+  isInsufficientAal,
+  isUnauthorized,
+} from './admin-api.js';
+import { adminToasts, countLine, exportTexts, filterTexts, inviteTexts, liveTexts, loadTexts, mailTexts, matchLine, type InviteCounts } from './copy.js';
 import { DeleteDialog } from './DeleteDialog.js';
-import { isInvitable, shownStatusOnly } from './entry-status.js';
+import { expectInvite, type InviteExpectation } from './entry-status.js';
 import { downloadBlob } from './download.js';
+import { FilterBar } from './FilterBar.js';
 import { InviteDialog } from './InviteDialog.js';
 import { MailPanel } from './MailPanel.js';
 import { useSelection } from './selection.js';
 import { useAdminSession } from './useAdminSession.js';
+import { filterKey, useFilterParams } from './useFilterParams.js';
+import { useLiveWaitlist, type LiveStatus } from './useLiveWaitlist.js';
 import { useMailStatus } from './useMailStatus.js';
-import { useWaitlist } from './useWaitlist.js';
+import { useWaitlist, type UseWaitlist } from './useWaitlist.js';
 import { WaitlistTable } from './WaitlistTable.js';
+
+// The insight panel carries the chart: its own chunk, so the table's first rows do not wait for it.
+const InsightPanel = lazy(() => import('./InsightPanel.js'));
 
 /** /admin: the waitlist panel, shown once a session is confirmed. */
 export default function AdminPage() {
@@ -93,6 +109,23 @@ function AdminDashboard({ email }: { email: string }) {
   const mail = useMailStatus(onMailError);
   const mailEnabled = mail.state.status === 'ready' ? mail.state.mail.enabled : null;
 
+  // The view's filter lives in the address; the table and the insight panel both follow it.
+  const [filter, setFilter] = useFilterParams();
+  const onFilterPatch = useCallback(
+    (patch: Partial<WaitlistFilter>) => {
+      const next: WaitlistFilter = { ...filter };
+      for (const [key, value] of Object.entries(patch) as Array<[keyof WaitlistFilter, string | undefined]>) {
+        if (value === undefined || value === '') delete next[key];
+        else (next as Record<string, string>)[key] = value;
+      }
+      setFilter(next);
+    },
+    [filter, setFilter],
+  );
+  /** Bumped by every live signup or change, so the insight panel refreshes. */
+  const [liveVersion, setLiveVersion] = useState(0);
+  const onLiveUpdate = useCallback(() => setLiveVersion((n) => n + 1), []);
+
   async function handleSignOut() {
     setSigningOut(true);
     signingOutRef.current = true;
@@ -136,7 +169,17 @@ function AdminDashboard({ email }: { email: string }) {
           <RequiredEnrolment onEnrolled={() => setView('panel')} />
         ) : (
           <>
-            <WaitlistPanel onAccessError={onAccessError} mailEnabled={mailEnabled} onMailChanged={mail.refresh} />
+            <WaitlistPanel
+              filter={filter}
+              onFilterChange={setFilter}
+              onAccessError={onAccessError}
+              mailEnabled={mailEnabled}
+              onMailChanged={mail.refresh}
+              onLiveUpdate={onLiveUpdate}
+            />
+            <Suspense fallback={null}>
+              <InsightPanel filter={filter} liveVersion={liveVersion} onAccessError={onAccessError} onFilter={onFilterPatch} />
+            </Suspense>
             <MailPanel mail={mail} onAccessError={onAccessError} />
             <AccountPanel email={email} onAccessError={onAccessError} />
           </>
@@ -147,43 +190,115 @@ function AdminDashboard({ email }: { email: string }) {
 }
 
 interface WaitlistPanelProps {
+  /** The view's filter (from the page address) and how to change it. */
+  filter: WaitlistFilter;
+  onFilterChange: (filter: WaitlistFilter) => void;
   onAccessError: (error: unknown) => boolean;
   /** E-mail on (true), off (false) or not known yet (null): Invite Selected needs it on. */
   mailEnabled: boolean | null;
   /** Invites were queued (or e-mail turned out off): the e-mail area reloads. */
   onMailChanged: () => void;
+  /** A live signup or change arrived: the insight panel refreshes. */
+  onLiveUpdate: () => void;
 }
 
-function WaitlistPanel({ onAccessError, mailEnabled, onMailChanged }: WaitlistPanelProps) {
+
+/** Recounts after changes elsewhere wait this long, so a burst of them costs one request. */
+const RECOUNT_DELAY_MS = 1000;
+
+function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onMailChanged, onLiveUpdate }: WaitlistPanelProps) {
   const { selection, version } = useSelection();
   const [dialogOpen, setDialogOpen] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const [inviteOpen, setInviteOpen] = useState(false);
   const [inviting, setInviting] = useState(false);
-  /** What the invite dialog says: how many of the selection the table shows as invitable. */
+  /** Counting the statuses of a select-all's entries, before the invite dialog opens. */
+  const [preparingInvite, setPreparingInvite] = useState(false);
+  /** What the invite dialog says: how many of the selection are invitable. */
   const [inviteCounts, setInviteCounts] = useState({ invitable: 0, selected: 0 });
+  const expectedInviteRef = useRef<InviteExpectation | null>(null);
   const inviteButtonRef = useRef<HTMLButtonElement>(null);
   const mailOffId = useId();
   const [exporting, setExporting] = useState<'all' | 'selected' | null>(null);
+  const [withAttribution, setWithAttribution] = useState(false);
   const headingRef = useRef<HTMLHeadingElement>(null);
   const deleteButtonRef = useRef<HTMLButtonElement>(null);
 
   const onLoadError = useCallback(
-    (error: unknown) => {
-      if (!onAccessError(error)) notifyError(adminToasts.loadFailed);
+    (error: unknown, quiet: boolean) => {
+      if (!onAccessError(error) && !quiet) notifyError(adminToasts.loadFailed);
     },
     [onAccessError],
   );
-  const { entries, total, phase, retry, removeEntries, markInvited, invitedAt, invitedVersion, reload } = useWaitlist(onLoadError);
+  const waitlist = useWaitlist(filter, onLoadError);
+  const { entries, total, matching, phase, hasMore, loaded, stale, loadMore, retry, removeEntries, markInvited, invitedAt, invitedVersion, reload } = waitlist;
 
+  // A new filter is a new view: what was selected in the previous one is not in it.
+  const viewKey = filterKey(filter);
+  useEffect(() => selection.clear(), [viewKey, selection]);
+
+  // Live updates: new signups on top, counts and the insight panel kept current.
+  const recountTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(recountTimer.current), []);
+  const liveStatus = useLiveWaitlist({
+    onSignup: (signups) => {
+      waitlist.addLive(signups);
+      onLiveUpdate();
+    },
+    onChange: () => {
+      if (recountTimer.current === undefined) {
+        recountTimer.current = setTimeout(() => {
+          recountTimer.current = undefined;
+          waitlist.refreshCounts();
+        }, RECOUNT_DELAY_MS);
+      }
+      onLiveUpdate();
+    },
+    onReconnected: () => {
+      waitlist.refreshCounts();
+      onLiveUpdate();
+    },
+    onAccessError,
+  });
+
+  // Every loaded row was deleted but more are on the server: fetch them (the table that asks is gone).
+  useEffect(() => {
+    if (entries.length === 0 && hasMore && phase === 'ready') loadMore();
+  }, [entries.length, hasMore, phase, loadMore]);
+
+  const filtered = !isEmptyFilter(filter);
   const selectedCount = selection.size;
-  const summary = useMemo(() => countLine(total, selectedCount), [total, selectedCount]);
-  const hasEntries = entries.length > 0;
+  const summary = countLine(total, selectedCount);
+  const allSelected = selectedCount > 0 && selectedCount >= matching;
+  const allState = allSelected ? true : selectedCount > 0 ? 'indeterminate' : false;
+  // The waitlist has entries (whatever the filter): the spec's buttons show.
+  const hasEntries = total > 0 || entries.length > 0;
 
   const toggleAll = useCallback(() => {
-    if (entries.length > 0 && selection.size >= entries.length) selection.clear();
-    else selection.setAll(entries.map((entry) => entry.id));
-  }, [entries, selection]);
+    if (selection.size > 0 && selection.size >= matching) selection.clear();
+    // Every entry of the view, loaded or not: O(1), nothing is built per entry.
+    else if (matching > 0 && waitlist.until) selection.selectMatching(filter, waitlist.until, matching);
+  }, [selection, matching, filter, waitlist.until]);
+
+  const onToggleRow = useCallback(
+    (entry: WaitlistEntry, checked: boolean) => {
+      if (selection.mode === 'ids' || selection.covers(entry)) {
+        selection.toggle(entry.id, checked);
+        return;
+      }
+      if (!checked) return;
+      // A live row that joined after the select-all: the select-all moves on to it, and covers the
+      // live rows shown between (unticked, as they were).
+      const at = Date.parse(entry.created_at);
+      const newer: string[] = [];
+      for (const row of entries) {
+        if (selection.covers(row)) break;
+        if (Date.parse(row.created_at) <= at) newer.push(row.id);
+      }
+      selection.extendMatching(entry.created_at, newer, entry.id);
+    },
+    [selection, entries],
+  );
 
   function openDelete(event: MouseEvent<HTMLButtonElement>) {
     if (selection.size === 0) {
@@ -193,13 +308,29 @@ function WaitlistPanel({ onAccessError, mailEnabled, onMailChanged }: WaitlistPa
   }
 
   async function confirmDelete() {
-    const ids = selection.toArray();
-    if (ids.length === 0) {
+    if (selection.size === 0) {
       setDialogOpen(false);
       notifyError(adminToasts.noSelectionDelete);
       return;
     }
     setDeleting(true);
+    const request = selection.toRequest();
+    if ('filter' in request) {
+      // A select-all: the server deletes every match (loaded or not), and the view reloads.
+      try {
+        const deleted = await deleteMatchingEntries(request);
+        selection.clear();
+        notifySuccess(adminToasts.deleted(deleted));
+        reload();
+      } catch (error) {
+        if (!onAccessError(error)) notifyError(adminToasts.deleteFailed(authErrorMessage(error)));
+      } finally {
+        setDeleting(false);
+        setDialogOpen(false);
+      }
+      return;
+    }
+    const ids = request.ids;
     let deleted: WaitlistEntry[] = [];
     try {
       // The API takes at most ADMIN_MAX_IDS ids per request; larger selections go in several.
@@ -223,7 +354,7 @@ function WaitlistPanel({ onAccessError, mailEnabled, onMailChanged }: WaitlistPa
     }
   }
 
-  function openInvite(event: MouseEvent<HTMLButtonElement>) {
+  async function openInvite(event: MouseEvent<HTMLButtonElement>) {
     if (mailEnabled === false) {
       event.preventDefault();
       notifyError(adminToasts.mailOff(mailTexts.off));
@@ -234,56 +365,57 @@ function WaitlistPanel({ onAccessError, mailEnabled, onMailChanged }: WaitlistPa
       notifyError(adminToasts.noSelectionInvite);
       return;
     }
-    setInviteCounts({ invitable: expectedInvite().invitable.size, selected: selection.size });
-  }
-
-  /**
-   * What the table says an invite of the selection will do: the selected rows it shows as joined
-   * or confirmed, and the others by status. One pass over the loaded rows (the selection holds
-   * only loaded ones).
-   */
-  function expectedInvite(): { invitable: Set<string>; counts: InviteCounts } {
-    const invitable = new Set<string>();
-    const counts: InviteCounts = { invited: 0, skipped: { pending: 0, unsubscribed: 0, alreadyInvited: 0 } };
-    for (const entry of entries) {
-      if (!selection.has(entry.id)) continue;
-      const status = shownStatusOnly(entry, invitedAt(entry.id));
-      if (isInvitable(status)) invitable.add(entry.id);
-      else if (status === 'pending') counts.skipped.pending += 1;
-      else if (status === 'unsubscribed') counts.skipped.unsubscribed += 1;
-      else counts.skipped.alreadyInvited += 1;
+    const selected = selection.size;
+    if (selection.mode === 'ids' || !hasMore) {
+      const expected = expectInvite(selection, entries, invitedAt, null);
+      expectedInviteRef.current = expected;
+      setInviteCounts({ invitable: expected.counts.invited, selected });
+      return;
     }
-    counts.invited = invitable.size;
-    return { invitable, counts };
+    // A select-all reaching past the loaded rows: the database counts its entries by status first.
+    event.preventDefault();
+    setPreparingInvite(true);
+    try {
+      const request = selection.toRequest();
+      const insights = await fetchWaitlistInsights('filter' in request ? request.filter : filter);
+      const expected = expectInvite(selection, entries, invitedAt, insights.statuses);
+      expectedInviteRef.current = expected;
+      setInviteCounts({ invitable: expected.counts.invited, selected });
+      setInviteOpen(true);
+    } catch (error) {
+      if (!onAccessError(error)) notifyError(adminToasts.inviteFailed(authErrorMessage(error)));
+    } finally {
+      setPreparingInvite(false);
+    }
   }
 
   async function confirmInvite() {
-    const ids = selection.toArray();
-    if (ids.length === 0) {
+    const request = selection.toRequest();
+    if (selection.size === 0) {
       setInviteOpen(false);
       notifyError(adminToasts.noSelectionInvite);
       return;
     }
     setInviting(true);
-    const expected = expectedInvite();
+    const expected = expectedInviteRef.current ?? expectInvite(selection, entries, invitedAt, null);
     const done: InviteCounts = { invited: 0, skipped: { pending: 0, unsubscribed: 0, alreadyInvited: 0 } };
-    const add = (chunk: string[], result: InviteResult) => {
+    const add = (chunk: readonly string[] | null, result: InviteResult) => {
       done.invited += result.invited;
       done.skipped.pending += result.skipped.pending;
       done.skipped.unsubscribed += result.skipped.unsubscribed;
       done.skipped.alreadyInvited += result.skipped.alreadyInvited;
       // The server does not list whom it invited (see the contract): the rows the table showed
       // as joined or confirmed are the ones, unless the counts below say otherwise.
-      markInvited(
-        chunk.filter((id) => expected.invitable.has(id)),
-        result.invitedAt,
-      );
+      markInvited(chunk ? chunk.filter((id) => expected.loadedInvitable.has(id)) : expected.loadedInvitable, result.invitedAt);
     };
     try {
-      // At most ADMIN_MAX_IDS ids per request (each one transaction); larger selections go in several.
-      for (let start = 0; start < ids.length; start += ADMIN_MAX_IDS) {
-        const chunk = ids.slice(start, start + ADMIN_MAX_IDS);
-        add(chunk, await inviteWaitlistEntries(chunk));
+      if ('filter' in request) add(null, await inviteMatchingEntries(request));
+      else {
+        // At most ADMIN_MAX_IDS ids per request (each one transaction); larger selections go in several.
+        for (let start = 0; start < request.ids.length; start += ADMIN_MAX_IDS) {
+          const chunk = request.ids.slice(start, start + ADMIN_MAX_IDS);
+          add(chunk, await inviteWaitlistEntries(chunk));
+        }
       }
       selection.clear();
       notifySuccess(adminToasts.invited(done));
@@ -295,27 +427,31 @@ function WaitlistPanel({ onAccessError, mailEnabled, onMailChanged }: WaitlistPa
     } finally {
       setInviting(false);
       setInviteOpen(false);
+      expectedInviteRef.current = null;
       onMailChanged();
     }
   }
 
   async function runExport(kind: 'all' | 'selected') {
-    const ids = kind === 'selected' ? selection.toArray() : undefined;
-    if (ids && ids.length === 0) {
-      notifyError(adminToasts.noSelectionExport);
-      return;
-    }
-    if (ids && ids.length > ADMIN_MAX_IDS) {
-      notifyError(adminToasts.exportTooMany(ADMIN_MAX_IDS));
-      return;
+    let body: ExportRequest = {};
+    if (kind === 'selected') {
+      if (selection.size === 0) {
+        notifyError(adminToasts.noSelectionExport);
+        return;
+      }
+      const request = selection.toRequest();
+      if ('ids' in request && request.ids.length > ADMIN_MAX_IDS) {
+        notifyError(adminToasts.exportTooMany(ADMIN_MAX_IDS));
+        return;
+      }
+      body = request;
     }
     setExporting(kind);
     try {
       const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-      const file = await exportWaitlist({ ...(ids ? { ids } : {}), ...(timeZone ? { timeZone } : {}) });
-      const rows = countCsvRows(await file.blob.text());
+      const file = await exportWaitlist({ ...body, ...(timeZone ? { timeZone } : {}), ...(withAttribution ? { attribution: true } : {}) });
       downloadBlob(file.blob, file.fileName ?? EXPORT_FILE_NAMES[kind]);
-      notifySuccess(adminToasts.exported(rows, kind));
+      notifySuccess(adminToasts.exported(file.rows, kind));
     } catch (error) {
       if (!onAccessError(error)) notifyError(adminToasts.exportFailed(authErrorMessage(error)));
     } finally {
@@ -337,112 +473,154 @@ function WaitlistPanel({ onAccessError, mailEnabled, onMailChanged }: WaitlistPa
     else headingRef.current?.focus();
   }, []);
   const mailOff = mailEnabled === false;
+  const clearFilters = () => onFilterChange({});
+  const attributionId = useId();
+
+  let body;
+  if (entries.length === 0 && (phase === 'loading' || (phase === 'ready' && hasMore))) body = <LoadingSpinner />;
+  else if (entries.length === 0 && phase === 'failed') {
+    body = (
+      <div className="flex flex-col items-center gap-4 py-16 text-center">
+        <p className="text-slate-300">{loadTexts.failed}</p>
+        <button type="button" className={buttonStyles.secondary} onClick={retry}>
+          {loadTexts.tryAgain}
+        </button>
+      </div>
+    );
+  } else if (entries.length === 0 && filtered && total > 0) {
+    body = (
+      <div className="flex flex-col items-center gap-4 py-16 text-center">
+        <p className="text-slate-300">{filterTexts.noMatch}</p>
+        <button type="button" className={buttonStyles.secondary} onClick={clearFilters}>
+          {filterTexts.clear}
+        </button>
+      </div>
+    );
+  } else if (entries.length === 0) body = <p className="py-16 text-center text-slate-300">No waitlist entries yet.</p>;
+  else {
+    body = (
+      // The previous filter's rows stay, dimmed and inert, until the new filter's first page is in.
+      <div aria-busy={stale || undefined} inert={stale} className={stale ? 'opacity-60 transition-opacity' : undefined}>
+        <WaitlistTable
+          entries={entries}
+          rowCount={matching}
+          selection={selection}
+          selectionVersion={version}
+          allState={allState}
+          onToggleAll={toggleAll}
+          onToggleRow={onToggleRow}
+          hasMore={hasMore && phase === 'ready' && !stale}
+          onNearEnd={loadMore}
+          invitedAt={invitedAt}
+          invitedVersion={invitedVersion}
+        />
+      </div>
+    );
+  }
 
   return (
     <section aria-labelledby="waitlist-heading" className={`${cardStyles} p-5 sm:p-6`}>
       <div className="flex flex-col gap-4 lg:flex-row lg:items-end lg:justify-between">
-        <div>
-          <h1 id="waitlist-heading" ref={headingRef} tabIndex={-1} className="text-2xl font-bold tracking-tight text-white outline-none">
-            Waitlist
-          </h1>
-          {phase !== 'loading' && <p className="mt-1 text-sm text-slate-300">{summary}</p>}
+        <div className="min-w-0">
+          <div className="flex flex-wrap items-center gap-x-3 gap-y-1">
+            <h1 id="waitlist-heading" ref={headingRef} tabIndex={-1} className="text-2xl font-bold tracking-tight text-white outline-none">
+              Waitlist
+            </h1>
+            <LiveIndicator status={liveStatus} />
+          </div>
+          {loaded && <p className="mt-1 text-sm text-slate-300">{summary}</p>}
+          {/* Always there (empty without a filter), so a search's result is announced when it arrives. */}
+          <p aria-live="polite" className="text-sm text-slate-400">
+            {loaded && filtered && !stale && phase !== 'loading' ? matchLine(matching) : ''}
+          </p>
         </div>
         {hasEntries && (
-          <div className="flex flex-wrap gap-2">
-            <DeleteDialog
-              open={dialogOpen}
-              onOpenChange={setDialogOpen}
-              count={selectedCount}
-              deleting={deleting}
-              onConfirm={() => void confirmDelete()}
-              onCloseAutoFocus={onDialogCloseAutoFocus}
-              trigger={
-                <button
-                  ref={deleteButtonRef}
-                  type="button"
-                  className={buttonStyles.danger}
-                  disabled={selectedCount === 0 || deleting}
-                  onClick={openDelete}
-                >
-                  Delete Selected
-                </button>
-              }
-            />
-            <button
-              type="button"
-              className={buttonStyles.secondary}
-              disabled={selectedCount === 0 || exporting !== null}
-              onClick={() => void runExport('selected')}
-            >
-              {exporting === 'selected' && <SpinnerIcon />}
-              Export Selected
-            </button>
-            <button
-              type="button"
-              className={buttonStyles.primary}
-              disabled={exporting !== null}
-              onClick={() => void runExport('all')}
-            >
-              {exporting === 'all' && <SpinnerIcon />}
-              Export All
-            </button>
-            <InviteDialog
-              open={inviteOpen}
-              onOpenChange={setInviteOpen}
-              invitable={inviteCounts.invitable}
-              selected={inviteCounts.selected}
-              inviting={inviting}
-              onConfirm={() => void confirmInvite()}
-              onCloseAutoFocus={onInviteCloseAutoFocus}
-              trigger={
-                // E-mail off: aria-disabled, not disabled, so the button stays focusable and its reason is read.
-                <button
-                  ref={inviteButtonRef}
-                  type="button"
-                  className={`${buttonStyles.secondary} aria-disabled:cursor-not-allowed aria-disabled:opacity-50 aria-disabled:hover:border-white/15 aria-disabled:hover:bg-white/5`}
-                  disabled={!mailOff && (selectedCount === 0 || inviting)}
-                  aria-disabled={mailOff || undefined}
-                  aria-describedby={mailOff ? mailOffId : undefined}
-                  title={mailOff ? mailTexts.off : undefined}
-                  onClick={openInvite}
-                >
-                  {inviting && <SpinnerIcon />}
-                  {inviteTexts.button}
-                </button>
-              }
-            />
-            {mailOff && (
-              <span id={mailOffId} hidden>
-                {mailTexts.off}
-              </span>
-            )}
+          <div className="flex flex-col gap-2 lg:items-end">
+            <div className="flex flex-wrap gap-2">
+              <DeleteDialog
+                open={dialogOpen}
+                onOpenChange={setDialogOpen}
+                count={selectedCount}
+                deleting={deleting}
+                onConfirm={() => void confirmDelete()}
+                onCloseAutoFocus={onDialogCloseAutoFocus}
+                trigger={
+                  <button
+                    ref={deleteButtonRef}
+                    type="button"
+                    className={buttonStyles.danger}
+                    disabled={selectedCount === 0 || deleting}
+                    onClick={openDelete}
+                  >
+                    Delete Selected
+                  </button>
+                }
+              />
+              <button
+                type="button"
+                className={buttonStyles.secondary}
+                disabled={selectedCount === 0 || exporting !== null}
+                onClick={() => void runExport('selected')}
+              >
+                {exporting === 'selected' && <SpinnerIcon />}
+                Export Selected
+              </button>
+              <button type="button" className={buttonStyles.primary} disabled={exporting !== null} onClick={() => void runExport('all')}>
+                {exporting === 'all' && <SpinnerIcon />}
+                Export All
+              </button>
+              <InviteDialog
+                open={inviteOpen}
+                onOpenChange={setInviteOpen}
+                invitable={inviteCounts.invitable}
+                selected={inviteCounts.selected}
+                inviting={inviting}
+                onConfirm={() => void confirmInvite()}
+                onCloseAutoFocus={onInviteCloseAutoFocus}
+                trigger={
+                  // E-mail off: aria-disabled, not disabled, so the button stays focusable and its reason is read.
+                  <button
+                    ref={inviteButtonRef}
+                    type="button"
+                    className={`${buttonStyles.secondary} aria-disabled:cursor-not-allowed aria-disabled:opacity-50 aria-disabled:hover:border-white/15 aria-disabled:hover:bg-white/5`}
+                    disabled={!mailOff && (selectedCount === 0 || inviting || preparingInvite)}
+                    aria-disabled={mailOff || undefined}
+                    aria-describedby={mailOff ? mailOffId : undefined}
+                    title={mailOff ? mailTexts.off : undefined}
+                    onClick={(event) => void openInvite(event)}
+                  >
+                    {(inviting || preparingInvite) && <SpinnerIcon />}
+                    {inviteTexts.button}
+                  </button>
+                }
+              />
+              {mailOff && (
+                <span id={mailOffId} hidden>
+                  {mailTexts.off}
+                </span>
+              )}
+            </div>
+            <div className="flex items-center gap-2 text-sm text-slate-300">
+              <input
+                id={attributionId}
+                type="checkbox"
+                className="size-4 accent-emerald-400"
+                checked={withAttribution}
+                onChange={(event) => setWithAttribution(event.target.checked)}
+              />
+              <label htmlFor={attributionId}>{exportTexts.attribution}</label>
+            </div>
           </div>
         )}
       </div>
 
       <div className="mt-6">
-        {phase === 'loading' ? (
-          <LoadingSpinner />
-        ) : !hasEntries && phase === 'failed' ? (
-          <div className="flex flex-col items-center gap-4 py-16 text-center">
-            <p className="text-slate-300">The waitlist could not be loaded.</p>
-            <button type="button" className={buttonStyles.secondary} onClick={retry}>
-              Try again
-            </button>
-          </div>
-        ) : !hasEntries ? (
-          <p className="py-16 text-center text-slate-300">No waitlist entries yet.</p>
-        ) : (
-          <WaitlistTable
-            entries={entries}
-            selection={selection}
-            selectionVersion={version}
-            onToggleAll={toggleAll}
-            invitedAt={invitedAt}
-            invitedVersion={invitedVersion}
-          />
-        )}
-        {hasEntries && <LoadProgress phase={phase} loaded={entries.length} total={total} onRetry={retry} />}
+        <FilterBar filter={filter} onChange={onFilterChange} onAccessError={onAccessError} />
+      </div>
+
+      <div className="mt-4">
+        {body}
+        {entries.length > 0 && <LoadProgress phase={phase} loaded={entries.length} total={matching} onRetry={retry} />}
       </div>
     </section>
   );
@@ -457,25 +635,32 @@ function sameCounts(a: InviteCounts, b: InviteCounts): boolean {
   );
 }
 
-/** Background loading progress under the table (not a role=status: the page spinner owns 'Loading'). */
-function LoadProgress({ phase, loaded, total, onRetry }: { phase: string; loaded: number; total: number; onRetry: () => void }) {
+/** The live updates' state: a dot and a word, announced politely when it changes. */
+function LiveIndicator({ status }: { status: LiveStatus }) {
+  const text = status === 'live' ? liveTexts.live : status === 'connecting' ? liveTexts.connecting : liveTexts.reconnecting;
+  return (
+    <span role="status" title={liveTexts.hint} className="inline-flex items-center gap-1.5 rounded-full bg-white/5 px-2 py-0.5 text-xs font-medium text-slate-300 ring-1 ring-white/10 ring-inset">
+      <span aria-hidden="true" className={`size-1.5 rounded-full ${status === 'live' ? 'bg-emerald-400' : 'bg-amber-300'}`} />
+      {text}
+    </span>
+  );
+}
+
+/** Loading further pages under the table (not a role=status: the page spinner owns 'Loading'). */
+function LoadProgress({ phase, loaded, total, onRetry }: { phase: UseWaitlist['phase']; loaded: number; total: number; onRetry: () => void }) {
   return (
     <div aria-live="polite" className="mt-3 flex min-h-6 flex-wrap items-center gap-x-3 gap-y-1 text-xs text-slate-400">
       {phase === 'loading-more' && (
         <>
           <SpinnerIcon className="size-3" />
-          <span>
-            Loading more… {loaded} of {total} loaded
-          </span>
+          <span>{loadTexts.more(loaded, Math.max(loaded, total))}</span>
         </>
       )}
       {phase === 'failed' && (
         <>
-          <span className="text-slate-300">
-            Showing {loaded} of {total} entries: loading stopped.
-          </span>
+          <span className="text-slate-300">{loadTexts.stopped(loaded, Math.max(loaded, total))}</span>
           <button type="button" className={buttonStyles.link} onClick={onRetry}>
-            Try again
+            {loadTexts.tryAgain}
           </button>
         </>
       )}

@@ -1,11 +1,12 @@
-import { memo, useCallback, useRef } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useRef } from 'react';
 import type { FocusEvent, ReactNode } from 'react';
 import { defaultRangeExtractor, useVirtualizer } from '@tanstack/react-virtual';
 import type { Range } from '@tanstack/react-virtual';
 import { Checkbox } from 'radix-ui';
 import type { EntryStatus, WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { formatSource } from '../../shared/waitlist/attribution.js';
 import { formatDateJoined, formatIpAddress, formatLocation } from '../../shared/waitlist/display.js';
-import { statusTexts } from './copy.js';
+import { sourceTexts, statusTexts } from './copy.js';
 import { shownStatus } from './entry-status.js';
 import type { Selection } from './selection.js';
 
@@ -13,13 +14,23 @@ import type { Selection } from './selection.js';
 const ROW_HEIGHT = 48;
 const HEADER_HEIGHT = 44;
 const OVERSCAN = 12;
+/** The next page is asked for when the rows in view come this close to the last loaded row. */
+const NEAR_END = 60;
 
 export interface WaitlistTableProps {
   entries: readonly WaitlistEntry[];
+  /** How many rows the whole view has (loaded or not), for aria-rowcount. */
+  rowCount: number;
   selection: Selection;
   /** Changes whenever the selection does, so the memoised table re-renders the visible rows. */
   selectionVersion: number;
+  /** The select-all checkbox: every entry of the view selected, some, or none. */
+  allState: Checkbox.CheckedState;
   onToggleAll: () => void;
+  onToggleRow: (entry: WaitlistEntry, checked: boolean) => void;
+  /** More rows after the loaded ones: `onNearEnd` is called as the admin scrolls towards the end. */
+  hasMore: boolean;
+  onNearEnd: () => void;
   /** When the page invited a row after loading it (useWaitlist), overriding its loaded status. */
   invitedAt: (id: string) => string | undefined;
   /** Changes whenever rows are marked invited. */
@@ -30,8 +41,19 @@ export interface WaitlistTableProps {
  * The waitlist as a real <table> in a scroll box of fixed maximum height. Only the rows in view
  * (plus a margin, plus the row holding keyboard focus) are in the DOM; spacer rows keep the
  * scroll height, and aria-rowcount / aria-rowindex tell assistive technology where a row sits.
+ * The loaded rows are a prefix of the view: nearing their end asks for the next page.
  */
-export const WaitlistTable = memo(function WaitlistTable({ entries, selection, onToggleAll, invitedAt }: WaitlistTableProps) {
+export const WaitlistTable = memo(function WaitlistTable({
+  entries,
+  rowCount,
+  selection,
+  allState,
+  onToggleAll,
+  onToggleRow,
+  hasMore,
+  onNearEnd,
+  invitedAt,
+}: WaitlistTableProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   /** Index of the row that holds focus, kept rendered so Tab order survives scrolling. */
   const focusedIndexRef = useRef<number | null>(null);
@@ -69,16 +91,30 @@ export const WaitlistTable = memo(function WaitlistTable({ entries, selection, o
     if (!event.currentTarget.contains(event.relatedTarget as Node | null)) focusedIndexRef.current = null;
   }, []);
 
-  const onToggleRow = useCallback(
-    (id: string, checked: boolean) => selection.toggle(id, checked),
-    [selection],
-  );
-
-  const selectedCount = selection.size;
-  const allSelected = entries.length > 0 && selectedCount >= entries.length;
-  const headerState: Checkbox.CheckedState = allSelected ? true : selectedCount > 0 ? 'indeterminate' : false;
+  // Live signups go on top: a reader scrolled down keeps the rows they were looking at in place.
+  const firstIdRef = useRef<string | undefined>(undefined);
+  useLayoutEffect(() => {
+    const before = firstIdRef.current;
+    firstIdRef.current = entries[0]?.id;
+    const box = scrollRef.current;
+    if (!box || before === undefined || entries[0]?.id === before || box.scrollTop <= 0) return;
+    // A live batch is small: the former first row is near the top, or gone (a new view).
+    const limit = Math.min(entries.length, 2000);
+    for (let i = 1; i < limit; i++) {
+      if (entries[i]!.id === before) {
+        box.scrollTop += i * ROW_HEIGHT;
+        if (focusedIndexRef.current !== null) focusedIndexRef.current += i;
+        return;
+      }
+    }
+  }, [entries]);
 
   const items = virtualizer.getVirtualItems();
+  const lastIndex = items.length > 0 ? items[items.length - 1]!.index : -1;
+  useEffect(() => {
+    if (hasMore && lastIndex >= entries.length - NEAR_END) onNearEnd();
+  }, [hasMore, lastIndex, entries.length, onNearEnd]);
+
   const rows: ReactNode[] = [];
   let cursor = HEADER_HEIGHT;
   for (const item of items) {
@@ -91,7 +127,7 @@ export const WaitlistTable = memo(function WaitlistTable({ entries, selection, o
         key={entry.id}
         entry={entry}
         index={item.index}
-        selected={selection.has(entry.id)}
+        selected={selection.isSelected(entry)}
         onToggle={onToggleRow}
         status={shown.status}
         statusSince={shown.since}
@@ -110,20 +146,24 @@ export const WaitlistTable = memo(function WaitlistTable({ entries, selection, o
       tabIndex={0}
       className="max-h-[min(36rem,70vh)] overflow-auto overscroll-contain rounded-xl border border-white/10 bg-ink/40"
     >
-      <table className="w-full min-w-[54rem] table-fixed border-separate border-spacing-0 text-left text-sm" aria-rowcount={entries.length + 1}>
+      <table
+        className="w-full min-w-[62rem] table-fixed border-separate border-spacing-0 text-left text-sm"
+        aria-rowcount={Math.max(rowCount, entries.length) + 1}
+      >
         <colgroup>
           <col className="w-12" />
-          <col className="w-[30%]" />
-          <col className="w-[21%]" />
-          <col className="w-[15%]" />
+          <col className="w-[25%]" />
+          <col className="w-[18%]" />
+          <col className="w-[12%]" />
           <col />
           <col className="w-36" />
+          <col className="w-[13%]" />
         </colgroup>
         <thead>
           <tr aria-rowindex={1} style={{ height: HEADER_HEIGHT }}>
             <th scope="col" className={headerCell}>
               <span className="flex items-center">
-                <RowCheckbox checked={headerState} onCheckedChange={onToggleAll} label="Select all" />
+                <RowCheckbox checked={allState} onCheckedChange={onToggleAll} label="Select all" />
               </span>
             </th>
             <th scope="col" className={headerCell}>Email</th>
@@ -131,6 +171,7 @@ export const WaitlistTable = memo(function WaitlistTable({ entries, selection, o
             <th scope="col" className={headerCell}>IP Address</th>
             <th scope="col" className={headerCell}>Location</th>
             <th scope="col" className={headerCell}>{statusTexts.column}</th>
+            <th scope="col" className={headerCell}>{sourceTexts.column}</th>
           </tr>
         </thead>
         <tbody onFocus={onFocusRow} onBlur={onBlurRow}>
@@ -149,7 +190,7 @@ const checkboxCell = 'border-b border-white/5 px-3';
 function SpacerRow({ height }: { height: number }) {
   return (
     <tr aria-hidden="true">
-      <td colSpan={6} style={{ height, padding: 0, border: 0 }} />
+      <td colSpan={7} style={{ height, padding: 0, border: 0 }} />
     </tr>
   );
 }
@@ -158,7 +199,7 @@ interface WaitlistTableRowProps {
   entry: WaitlistEntry;
   index: number;
   selected: boolean;
-  onToggle: (id: string, checked: boolean) => void;
+  onToggle: (entry: WaitlistEntry, checked: boolean) => void;
   /** The Status column's value (the row's own, or 'invited' once the page invited it). */
   status: EntryStatus;
   statusSince: string | null;
@@ -177,7 +218,7 @@ const WaitlistTableRow = memo(function WaitlistTableRow({ entry, index, selected
     >
       <td className={checkboxCell}>
         <span className="flex items-center">
-          <RowCheckbox checked={selected} onCheckedChange={(checked) => onToggle(entry.id, checked === true)} label={`Select ${entry.email}`} />
+          <RowCheckbox checked={selected} onCheckedChange={(checked) => onToggle(entry, checked === true)} label={`Select ${entry.email}`} />
         </span>
       </td>
       <td className={`${bodyCell} font-medium text-slate-100`} title={entry.email}>
@@ -192,8 +233,13 @@ const WaitlistTableRow = memo(function WaitlistTableRow({ entry, index, selected
       <td className={`${bodyCell} text-slate-300`} title={location}>
         {location}
       </td>
+
       <td className={checkboxCell}>
         <StatusBadge status={status} since={statusSince} />
+      </td>
+      {/* The whole attribution in the tooltip: the row keeps its one-line height. */}
+      <td className={`${bodyCell} text-slate-300`} title={sourceTexts.tooltip(entry)}>
+        {formatSource(entry.source)}
       </td>
     </tr>
   );

@@ -1,20 +1,26 @@
 import { z } from 'zod/mini';
 import {
+  ADMIN_DELETE_MATCHING_PATH,
   ADMIN_DELETE_PATH,
   ADMIN_EXPORT_PATH,
+  ADMIN_INSIGHTS_PATH,
   ADMIN_INVITE_PATH,
   ADMIN_WAITLIST_PATH,
+  deleteMatchingResultSchema,
   deleteResultSchema,
   inviteResultSchema,
+  waitlistInsightsSchema,
   waitlistPageSchema,
   type DeleteRequest,
   type DeleteResult,
   type ExportRequest,
   type InviteRequest,
   type InviteResult,
+  type MatchingSelection,
+  type WaitlistInsights,
   type WaitlistPage,
-  type WaitlistPageQuery,
 } from '../../shared/admin/waitlist-api.js';
+import { filterToSearchParams, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import {
   ADMIN_SESSIONS_PATH,
   ADMIN_SESSIONS_REVOKE_PATH,
@@ -36,6 +42,7 @@ import {
   type RetryRequest,
 } from '../../shared/admin/mail-api.js';
 import { getAuthClient } from '../session/auth-client.js';
+import { createCsvRowCounter } from './csv-row-counter.js';
 
 // The page's Content-Security-Policy forbids eval: zod must not even probe for it.
 z.config({ jitless: true });
@@ -70,8 +77,8 @@ export function isAbort(error: unknown): boolean {
   return error instanceof DOMException && error.name === 'AbortError';
 }
 
-/** The current access token; auth-js refreshes it first when it is about to expire. */
-async function accessToken(): Promise<string> {
+/** The current access token; auth-js refreshes it first when it is about to expire. Also for the event stream, which reads its response itself. */
+export async function accessToken(): Promise<string> {
   const { data, error } = await getAuthClient().getSession();
   if (error || !data.session) throw new AdminApiError(401, 'Your session has ended. Please sign in again.');
   return data.session.access_token;
@@ -94,7 +101,7 @@ async function errorFrom(response: Response): Promise<AdminApiError> {
   return new AdminApiError(response.status, message, code);
 }
 
-async function request(path: string, init: RequestInit = {}): Promise<Response> {
+export async function request(path: string, init: RequestInit = {}): Promise<Response> {
   const token = await accessToken();
   const headers = new Headers(init.headers);
   headers.set('Authorization', `Bearer ${token}`);
@@ -109,7 +116,7 @@ async function request(path: string, init: RequestInit = {}): Promise<Response> 
   return response;
 }
 
-function postJson(path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
+export function postJson(path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
   return request(path, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -119,18 +126,31 @@ function postJson(path: string, body: unknown, signal?: AbortSignal): Promise<Re
 }
 
 /** The answer's JSON, checked against the route's declared response. */
-async function readJson<T>(response: Response, schema: z.ZodMiniType<T>): Promise<T> {
+export async function readJson<T>(response: Response, schema: z.ZodMiniType<T>): Promise<T> {
   const result = schema.safeParse(await response.json().catch(() => undefined));
   if (!result.success) throw new AdminApiError(response.status, 'The server sent an answer this page does not understand. Reload the page.');
   return result.data;
 }
 
-/** One page of the waitlist, newest first. */
-export async function fetchWaitlistPage(limit: number, cursor: string | null, signal?: AbortSignal): Promise<WaitlistPage> {
-  const query: WaitlistPageQuery = { limit, ...(cursor ? { cursor } : {}) };
-  const params = new URLSearchParams(Object.entries(query).map(([key, value]) => [key, String(value)]));
+/** One page of the waitlist matching `filter`, newest first; counts only on the first (no `cursor`). */
+export async function fetchWaitlistPage(
+  { limit, cursor = null, filter = {} }: { limit: number; cursor?: string | null; filter?: WaitlistFilter },
+  signal?: AbortSignal,
+): Promise<WaitlistPage> {
+  const params = new URLSearchParams({ limit: String(limit) });
+  if (cursor) params.set('cursor', cursor);
+  filterToSearchParams(filter, params);
   const response = await request(`${ADMIN_WAITLIST_PATH}?${params.toString()}`, { signal });
   return readJson(response, waitlistPageSchema);
+}
+
+/** The insight panel's figures for the entries matching `filter` (its `until` too, when set). */
+export async function fetchWaitlistInsights(filter: WaitlistFilter, signal?: AbortSignal): Promise<WaitlistInsights> {
+  const params = filterToSearchParams(filter);
+  if (filter.until) params.set('until', filter.until);
+  const query = params.toString();
+  const response = await request(query ? `${ADMIN_INSIGHTS_PATH}?${query}` : ADMIN_INSIGHTS_PATH, { signal });
+  return readJson(response, waitlistInsightsSchema);
 }
 
 export async function deleteWaitlistEntries(ids: string[]): Promise<DeleteResult> {
@@ -138,9 +158,21 @@ export async function deleteWaitlistEntries(ids: string[]): Promise<DeleteResult
   return readJson(response, deleteResultSchema);
 }
 
+/** Deletes every entry matching the selection's filter but its `except`; returns how many went. */
+export async function deleteMatchingEntries(selection: MatchingSelection): Promise<number> {
+  const response = await postJson(ADMIN_DELETE_MATCHING_PATH, selection);
+  return (await readJson(response, deleteMatchingResultSchema)).deleted;
+}
+
 /** Marks the joined and confirmed entries among `ids` invited and queues their invites; counts the rest. */
 export async function inviteWaitlistEntries(ids: string[]): Promise<InviteResult> {
   const response = await postJson(ADMIN_INVITE_PATH, { ids } satisfies InviteRequest);
+  return readJson(response, inviteResultSchema);
+}
+
+/** As inviteWaitlistEntries, for every entry matching the selection's filter but its `except`. */
+export async function inviteMatchingEntries(selection: MatchingSelection): Promise<InviteResult> {
+  const response = await postJson(ADMIN_INVITE_PATH, selection satisfies InviteRequest);
   return readJson(response, inviteResultSchema);
 }
 
@@ -178,11 +210,54 @@ export interface ExportedFile {
   blob: Blob;
   /** From Content-Disposition; null when the server sent none. */
   fileName: string | null;
+  /** Data rows in the file (its header not counted), counted while it arrived. */
+  rows: number;
 }
 
-export async function exportWaitlist(request: ExportRequest): Promise<ExportedFile> {
-  const response = await postJson(ADMIN_EXPORT_PATH, request);
-  return { blob: await response.blob(), fileName: fileNameFromDisposition(response.headers.get('Content-Disposition')) };
+/** The export's bytes go into a Blob about this many at a time (see exportWaitlist). */
+const EXPORT_BLOB_PART_BYTES = 1 << 20;
+
+/**
+ * Downloads an export without a long task on the page, however large the file (1,000,000 rows are
+ * about 90 MB). The body is read chunk by chunk and its rows counted as the bytes arrive, so it never
+ * becomes one string to decode and scan. The file is built from Blobs of about a megabyte made along
+ * the way: Chrome copies a Blob's bytes on the main thread when it is made (about 2 s for 90 MB in
+ * one `new Blob`), while a Blob made of Blobs copies nothing.
+ */
+export async function exportWaitlist(body: ExportRequest, signal?: AbortSignal): Promise<ExportedFile> {
+  const response = await postJson(ADMIN_EXPORT_PATH, body, signal);
+  const fileName = fileNameFromDisposition(response.headers.get('Content-Disposition'));
+  const type = response.headers.get('Content-Type') ?? 'text/csv; charset=utf-8';
+  const counter = createCsvRowCounter();
+  const parts: Blob[] = [];
+  let pending: Uint8Array<ArrayBuffer>[] = [];
+  let pendingBytes = 0;
+  const flush = () => {
+    if (pending.length === 0) return;
+    parts.push(new Blob(pending));
+    pending = [];
+    pendingBytes = 0;
+  };
+  if (response.body) {
+    const reader = response.body.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        counter.push(value);
+        pending.push(value);
+        pendingBytes += value.byteLength;
+        if (pendingBytes >= EXPORT_BLOB_PART_BYTES) flush();
+      }
+    } catch (error) {
+      if (isAbort(error)) throw error;
+      throw new AdminApiError(0, 'The download was interrupted. Check your connection and try again.');
+    } finally {
+      reader.releaseLock();
+    }
+  }
+  flush();
+  return { blob: new Blob(parts, { type }), fileName, rows: counter.rows() };
 }
 
 /** The file name of a Content-Disposition header: RFC 5987 `filename*` first, then `filename`. */

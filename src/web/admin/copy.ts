@@ -1,11 +1,17 @@
 /** Every text of the admin panel that the specification fixes, plus the few it leaves to us. */
 import type { ToastText } from '../site/toast.js';
-import type { EntryStatus } from '../../shared/waitlist/entry.js';
+import type { EntryStatus, WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { formatSource } from '../../shared/waitlist/attribution.js';
 
 /** 'N person signed up' / 'N people signed up', plus ' (N selected)' while rows are ticked. */
 export function countLine(total: number, selected: number): string {
   const people = `${total} ${total === 1 ? 'person' : 'people'} signed up`;
   return selected > 0 ? `${people} (${selected} selected)` : people;
+}
+
+/** The second count line while a filter is active: how many entries the filters match. */
+export function matchLine(matching: number): string {
+  return `${matching} ${matching === 1 ? 'entry matches' : 'entries match'} the filters`;
 }
 
 export function deleteConfirmText(count: number): string {
@@ -139,4 +145,71 @@ export const mailToasts = {
   }),
   retryFailed: (message: string): ToastText => ({ title: 'Error', description: `Failed to retry: ${message}` }),
   loadFailed: (message: string): ToastText => ({ title: 'Error', description: `Failed to load e-mail: ${message}` }),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Beside the specification (issue 10): search and filters, the Source column, live updates.
+
+export const filterTexts = {
+  /** The filter bar's accessible name (a search landmark). */
+  form: 'Filter the waitlist',
+  search: 'Search',
+  searchPlaceholder: 'E-mail or @domain',
+  from: 'From',
+  to: 'To',
+  /** Said once under the date fields, which they describe. */
+  utc: 'Dates are days in UTC.',
+  country: 'Country',
+  source: 'Source',
+  campaign: 'Campaign',
+  status: 'Status',
+  anyValue: 'Any',
+  anyStatus: 'Any status',
+  /** What the `(none)` filter value means per field, offered among the suggestions. */
+  none: { country: 'Unknown', source: 'Direct', campaign: 'No campaign' },
+  clear: 'Clear filters',
+  /** Phones only: shows or hides the filters besides the search. */
+  more: 'More filters',
+  fewer: 'Fewer filters',
+  noMatch: 'No entries match the filters.',
+};
+
+/** The Source column: the entry's source, with its whole attribution in the cell's tooltip. */
+export const sourceTexts = {
+  column: 'Source',
+  tooltip(entry: Pick<WaitlistEntry, 'source' | 'utm_source' | 'utm_medium' | 'utm_campaign' | 'utm_term' | 'utm_content' | 'referrer' | 'landing_path'>): string {
+    const parts: Array<[string, string | null]> = [
+      ['utm_source', entry.utm_source],
+      ['utm_medium', entry.utm_medium],
+      ['utm_campaign', entry.utm_campaign],
+      ['utm_term', entry.utm_term],
+      ['utm_content', entry.utm_content],
+      ['Referrer', entry.referrer],
+      ['Landing page', entry.landing_path],
+    ];
+    const known = parts.filter((part): part is [string, string] => part[1] !== null);
+    const head = `Source: ${formatSource(entry.source)}`;
+    return known.length === 0 ? `${head} (no campaign or referrer recorded)` : [head, ...known.map(([name, value]) => `${name}: ${value}`)].join('\n');
+  },
+};
+
+export const exportTexts = {
+  /** Adds the attribution columns after the specification's four. */
+  attribution: 'Include attribution columns',
+};
+
+/** The live-updates indicator (status text, read politely by screen readers). */
+export const liveTexts = {
+  connecting: 'Connecting…',
+  live: 'Live',
+  reconnecting: 'Reconnecting…',
+  /** The indicator's title, for sighted users who wonder what it is. */
+  hint: 'New signups appear here without a reload.',
+};
+
+export const loadTexts = {
+  more: (loaded: number, of: number) => `Loading more… ${loaded} of ${of} loaded`,
+  stopped: (loaded: number, of: number) => `Showing ${loaded} of ${of} entries: loading stopped.`,
+  tryAgain: 'Try again',
+  failed: 'The waitlist could not be loaded.',
 };
