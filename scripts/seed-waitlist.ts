@@ -1,5 +1,7 @@
 /**
- * Inserts fake waitlist entries for benchmarks and manual testing.
+ * Inserts fake waitlist entries for benchmarks, screenshots and manual testing: a year of growing
+ * signups with countries, statuses and attribution (sources, campaigns...), the same generator as
+ * the admin benchmark (scripts/bench/lib/admin-data.ts).
  *
  *   tsx scripts/seed-waitlist.ts --count 100000 [--yes]
  *
@@ -14,23 +16,12 @@ import { openDatabase } from '../src/server/db/database.js';
 import { migrateToLatest } from '../src/server/db/migrate.js';
 import type { Database } from '../src/server/db/schema.js';
 import type { Insertable } from 'kysely';
+import { SEED_COLUMNS, seedRows, type SeedRow } from './bench/lib/admin-data.js';
 
 /** Rows per transaction. */
 const BATCH_ROWS = 10_000;
-/** Rows per INSERT: 7 columns x 2,000 = 14,000 parameters, below SQLite's 32,766 and PostgreSQL's 65,535. */
-const STATEMENT_ROWS = 2_000;
-
-const PLACES: Array<[city: string | null, region: string | null, country: string | null]> = [
-  ['Berlin', 'Land Berlin', 'Germany'],
-  ['New York', 'New York', 'United States'],
-  ['San Francisco', 'California', 'United States'],
-  ['London', 'England', 'United Kingdom'],
-  ['São Paulo', 'São Paulo', 'Brazil'],
-  ['Zürich', 'Zurich', 'Switzerland'],
-  ['Tokyo', 'Tokyo', 'Japan'],
-  [null, null, 'France'],
-  [null, null, null],
-];
+/** Rows per INSERT: 22 columns x 1,000 = 22,000 parameters, below SQLite's 32,766 and PostgreSQL's 65,535. */
+const STATEMENT_ROWS = 1_000;
 
 function usage(message?: string): never {
   if (message) console.error(message);
@@ -38,20 +29,8 @@ function usage(message?: string): never {
   process.exit(2);
 }
 
-function fakeEntry(i: number, run: string, now: number): Insertable<Database['waitlist']> {
-  const [city, region, country] = PLACES[i % PLACES.length]!;
-  const hasIp = i % 10 !== 0;
-  // Spread over the last year; every 50th row shares the previous row's timestamp (ties happen).
-  const offset = Math.floor((i - (i % 50 === 0 && i > 0 ? 1 : 0)) * 1000 * 37.7);
-  return {
-    id: randomUUID(),
-    email: `seed.${run}.${i}@example.com`,
-    created_at: new Date(now - (offset % (365 * 24 * 3600 * 1000))).toISOString(),
-    ip_address: hasIp ? `${10 + (i % 200)}.${(i >> 8) & 255}.${i & 255}.${(i * 7) % 255}` : null,
-    country,
-    city,
-    region,
-  };
+function toInsertable(row: SeedRow): Insertable<Database['waitlist']> {
+  return Object.fromEntries(SEED_COLUMNS.map((column, i) => [column, row[i]])) as unknown as Insertable<Database['waitlist']>;
 }
 
 async function main(): Promise<void> {
@@ -81,16 +60,16 @@ async function main(): Promise<void> {
       return;
     }
 
-    const run = randomUUID().slice(0, 8);
-    const now = Date.now();
+    // A tag of its own per run, so a second seeding (--yes) adds new addresses.
+    const rows = seedRows({ entries: count, deleteCount: 0, now: Date.now(), emailTag: randomUUID().slice(0, 8) });
     const started = performance.now();
     for (let start = 0; start < count; start += BATCH_ROWS) {
       const end = Math.min(start + BATCH_ROWS, count);
       await database.db.transaction().execute(async (trx) => {
         for (let s = start; s < end; s += STATEMENT_ROWS) {
-          const rows = [];
-          for (let i = s; i < Math.min(s + STATEMENT_ROWS, end); i++) rows.push(fakeEntry(i, run, now));
-          await trx.insertInto('waitlist').values(rows).execute();
+          const batch = [];
+          for (let i = s; i < Math.min(s + STATEMENT_ROWS, end); i++) batch.push(toInsertable(rows.next().value as SeedRow));
+          await trx.insertInto('waitlist').values(batch).execute();
         }
       });
       process.stdout.write(`\rinserted ${end}/${count}`);
