@@ -158,6 +158,12 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
 
   app.guardAdminScope();
 
+  /** What the audit log keeps of deleted entries: ids and keyed hashes, never the addresses (it must not keep what was erased). */
+  const erasedRows = (rows: ReadonlyArray<{ id: string; email: string }>) => ({
+    ids: rows.map((r) => r.id),
+    email_hashes: rows.map((r) => auditEmailHash(app.secretBox, r.email)),
+  });
+
   app.get(
     ADMIN_WAITLIST_PATH,
     { preValidation: checkQueryFilter, schema: { querystring: waitlistPageQuerySchema, response: { 200: waitlistPageSchema } } },
@@ -208,12 +214,10 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
           actorEmail: admin.email,
           actorId: admin.userId,
           ip: request.ip,
-          // Ids and keyed hashes, never the addresses: the log must not keep what was erased.
           detail: {
             count: rows.length,
             requested: request.body.ids.length,
-            ids: rows.map((r) => r.id),
-            email_hashes: rows.map((r) => auditEmailHash(app.secretBox, r.email)),
+            ...erasedRows(rows),
           },
         });
         return rows;
@@ -250,8 +254,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
               scope: 'matching',
               part: parts,
               count: rows.length,
-              ids: rows.map((r) => r.id),
-              email_hashes: rows.map((r) => auditEmailHash(app.secretBox, r.email)),
+              ...erasedRows(rows),
             }),
           );
         });

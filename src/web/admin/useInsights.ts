@@ -3,7 +3,7 @@ import type { WaitlistInsights } from '../../shared/admin/waitlist-api.js';
 import { filterToSearchParams, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { isAbort } from './admin-api.js';
 import { InsightRefresh } from './insight-refresh.js';
-import { fetchWaitlistInsights } from './insights-api.js';
+import { fetchWaitlistInsights } from './admin-api.js';
 
 export interface InsightsState {
   /** The last numbers loaded (kept while newer ones load, and after a refresh fails). */
