@@ -1,4 +1,4 @@
-import { lazy, Suspense, useCallback, useEffect, useId, useRef, useState } from 'react';
+import { Suspense, useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { MouseEvent } from 'react';
 import { Link, useNavigate } from '../site/router.js';
 import { ADMIN_MAX_IDS, EXPORT_FILE_NAMES, MAIL_DISABLED_CODE, type ExportRequest, type InviteResult } from '../../shared/admin/waitlist-api.js';
@@ -13,6 +13,7 @@ import { PageFrame } from '../site/PageFrame.js';
 import { notifyError, notifySuccess } from '../site/toast.js';
 import { buttonStyles, LoadingSpinner, SpinnerIcon } from '../ui/controls.js';
 import { cardStyles } from '../ui/styles.js';
+import { preloadableLazy } from '../ui/preloadable-lazy.js';
 import { AccountPanel, RequiredEnrolment } from './AccountPanel.js';
 import {
   AdminApiError,
@@ -41,7 +42,10 @@ import { useWaitlist, type UseWaitlist } from './useWaitlist.js';
 import { WaitlistTable } from './WaitlistTable.js';
 
 // The insight panel carries the chart: its own chunk, so the table's first rows do not wait for it.
-const InsightPanel = lazy(() => import('./InsightPanel.js'));
+// Its download starts with this module's, so it is usually in by the time the session is checked
+// and the panel renders without suspending (see preloadableLazy).
+const InsightPanel = preloadableLazy(() => import('./InsightPanel.js'));
+void InsightPanel.preload();
 
 /** /admin: the waitlist panel, shown once a session is confirmed. */
 export default function AdminPage() {
@@ -125,6 +129,12 @@ function AdminDashboard({ email }: { email: string }) {
   /** Bumped by every live signup or change, so the insight panel refreshes. */
   const [liveVersion, setLiveVersion] = useState(0);
   const onLiveUpdate = useCallback(() => setLiveVersion((n) => n + 1), []);
+  /**
+   * The insight panel's queries start once the table's first page is in: on SQLite (one connection)
+   * and on a busy PostgreSQL they would otherwise hold the first rows back by their own time.
+   */
+  const [tableStarted, setTableStarted] = useState(false);
+  const onFirstPageSettled = useCallback(() => setTableStarted(true), []);
 
   async function handleSignOut() {
     setSigningOut(true);
@@ -176,10 +186,13 @@ function AdminDashboard({ email }: { email: string }) {
               mailEnabled={mailEnabled}
               onMailChanged={mail.refresh}
               onLiveUpdate={onLiveUpdate}
+              onFirstPageSettled={onFirstPageSettled}
             />
-            <Suspense fallback={null}>
-              <InsightPanel filter={filter} liveVersion={liveVersion} onAccessError={onAccessError} onFilter={onFilterPatch} />
-            </Suspense>
+            {tableStarted && (
+              <Suspense fallback={null}>
+                <InsightPanel filter={filter} liveVersion={liveVersion} onAccessError={onAccessError} onFilter={onFilterPatch} />
+              </Suspense>
+            )}
             <MailPanel mail={mail} onAccessError={onAccessError} />
             <AccountPanel email={email} onAccessError={onAccessError} />
           </>
@@ -200,13 +213,15 @@ interface WaitlistPanelProps {
   onMailChanged: () => void;
   /** A live signup or change arrived: the insight panel refreshes. */
   onLiveUpdate: () => void;
+  /** The first page of the table has loaded or failed (called once per mount). */
+  onFirstPageSettled: () => void;
 }
 
 
 /** Recounts after changes elsewhere wait this long, so a burst of them costs one request. */
 const RECOUNT_DELAY_MS = 1000;
 
-function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onMailChanged, onLiveUpdate }: WaitlistPanelProps) {
+function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onMailChanged, onLiveUpdate, onFirstPageSettled }: WaitlistPanelProps) {
   const { selection, version } = useSelection();
   const [dialogOpen, setDialogOpen] = useState(false);
   const [deleting, setDeleting] = useState(false);
@@ -232,6 +247,9 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
   );
   const waitlist = useWaitlist(filter, onLoadError);
   const { entries, total, matching, phase, hasMore, loaded, stale, loadMore, retry, removeEntries, markInvited, invitedAt, invitedVersion, reload } = waitlist;
+  useEffect(() => {
+    if (phase !== 'loading') onFirstPageSettled();
+  }, [phase, onFirstPageSettled]);
 
   // A new filter is a new view: what was selected in the previous one is not in it.
   const viewKey = filterKey(filter);

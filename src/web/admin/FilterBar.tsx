@@ -9,7 +9,7 @@ import { filterTexts, statusTexts } from './copy.js';
 import { filterKey } from './useFilterParams.js';
 
 /** Typing waits this long before the view follows (Enter applies at once). */
-export const FILTER_DEBOUNCE_MS = 300;
+export const FILTER_DEBOUNCE_MS = 150;
 
 /** The fields as typed: text, and dates as the date inputs give them. */
 type Draft = Required<Pick<WaitlistFilter, 'q' | 'from' | 'to' | 'country' | 'source' | 'campaign'>> & { status: EntryStatus | '' };

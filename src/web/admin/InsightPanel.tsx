@@ -58,9 +58,9 @@ export default function InsightPanel({ filter, liveVersion, onAccessError, onFil
                 </button>
               </div>
             )}
-            <div className={`transition-opacity ${insights.stale ? 'opacity-60' : ''}`}>
-              <InsightBody data={data} filter={filter} onFilter={onFilter} />
-            </div>
+            {/* Numbers for the previous filter stay at full contrast (dimmed, the small print would fail
+                WCAG's contrast); the heading's spinner and aria-busy say new ones are on their way. */}
+            <InsightBody data={data} filter={filter} onFilter={onFilter} />
           </>
         )}
       </div>
