@@ -58,6 +58,28 @@ describe.each(TEST_DIALECTS)('migrations (%s)', (dialect: TestDialect) => {
     expect(await tableNames(handle)).toEqual(expect.arrayContaining(['waitlist', 'app_migrations']));
   });
 
+  it(`the admin's e-mail search has a trigram index on PostgreSQL (pg_trgm), none on SQLite`, async () => {
+    const { open } = await emptyDatabase();
+    const handle = open();
+    await migrateToLatest(handle.db);
+    if (dialect === 'postgres') {
+      const { rows } = await sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE indexname = 'waitlist_email_trgm_idx'`.execute(handle.db);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.indexdef).toMatch(/USING gin \(lower\(email\) \S*gin_trgm_ops\)/);
+      // The search still finds what it should through it.
+      await handle.db.insertInto('waitlist').values([
+        { id: '00000000-0000-4000-8000-000000000001', email: 'Ada@Proton.me', created_at: new Date().toISOString() },
+        { id: '00000000-0000-4000-8000-000000000002', email: 'bob@example.com', created_at: new Date().toISOString() },
+      ]).execute();
+      await sql`SET enable_seqscan = off`.execute(handle.db);
+      const found = await sql<{ email: string }>`SELECT email FROM waitlist WHERE lower(email) LIKE '%@proton.me'`.execute(handle.db);
+      expect(found.rows.map((r) => r.email)).toEqual(['Ada@Proton.me']);
+    } else {
+      const { rows } = await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'waitlist_email_trgm_idx'`.execute(handle.db);
+      expect(rows).toEqual([]);
+    }
+  });
+
   it('a failed migration on a fresh database leaves it empty', async () => {
     const { open } = await emptyDatabase();
     const handle = open();

@@ -8,6 +8,7 @@ import * as createMailOutbox from './migrations/2026-11-23T1300-create-mail-outb
 import * as consent from './migrations/2026-11-24T0900-consent.js';
 import * as unloggedRateLimits from './migrations/2026-11-24T1000-unlogged-rate-limits.js';
 import * as attribution from './migrations/2026-11-25T0900-attribution.js';
+import * as emailTrigramIndex from './migrations/2026-11-25T2000-email-trigram-index.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -19,6 +20,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T0900-consent': consent,
   '2026-11-24T1000-unlogged-rate-limits': unloggedRateLimits,
   '2026-11-25T0900-attribution': attribution,
+  '2026-11-25T2000-email-trigram-index': emailTrigramIndex,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */
