@@ -496,24 +496,9 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
 
   let body;
   if (entries.length === 0 && (phase === 'loading' || (phase === 'ready' && hasMore))) body = <LoadingSpinner />;
-  else if (entries.length === 0 && phase === 'failed') {
-    body = (
-      <div className="flex flex-col items-center gap-4 py-16 text-center">
-        <p className="text-slate-300">{loadTexts.failed}</p>
-        <button type="button" className={buttonStyles.secondary} onClick={retry}>
-          {loadTexts.tryAgain}
-        </button>
-      </div>
-    );
-  } else if (entries.length === 0 && filtered && total > 0) {
-    body = (
-      <div className="flex flex-col items-center gap-4 py-16 text-center">
-        <p className="text-slate-300">{filterTexts.noMatch}</p>
-        <button type="button" className={buttonStyles.secondary} onClick={clearFilters}>
-          {filterTexts.clear}
-        </button>
-      </div>
-    );
+  else if (entries.length === 0 && phase === 'failed') body = <TableMessage text={loadTexts.failed} actionLabel={loadTexts.tryAgain} onAction={retry} />;
+  else if (entries.length === 0 && filtered && total > 0) {
+    body = <TableMessage text={filterTexts.noMatch} actionLabel={filterTexts.clear} onAction={clearFilters} />;
   } else if (entries.length === 0) body = <p className="py-16 text-center text-slate-300">No waitlist entries yet.</p>;
   else {
     body = (
@@ -682,6 +667,18 @@ function LoadProgress({ phase, loaded, total, onRetry }: { phase: UseWaitlist['p
           </button>
         </>
       )}
+    </div>
+  );
+}
+
+/** In place of the table's rows: a message and the one action that helps (load again, clear the filters). */
+function TableMessage({ text, actionLabel, onAction }: { text: string; actionLabel: string; onAction: () => void }) {
+  return (
+    <div className="flex flex-col items-center gap-4 py-16 text-center">
+      <p className="text-slate-300">{text}</p>
+      <button type="button" className={buttonStyles.secondary} onClick={onAction}>
+        {actionLabel}
+      </button>
     </div>
   );
 }
