@@ -21,9 +21,9 @@ import {
   type WaitlistFilter,
 } from '../../src/shared/admin/waitlist-filter.js';
 import { readCsvRecords } from '../../src/shared/csv.js';
-import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
-import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
+import { waitlistEntry } from '../support/entries.js';
 import { signIn } from '../support/sign-in.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -50,18 +50,7 @@ function call(method: 'GET' | 'POST', url: string, body?: unknown, auth: string 
 let seq = 0;
 function entry(createdAt: string, over: Partial<WaitlistEntry> = {}): WaitlistEntry {
   seq++;
-  return {
-    id: randomUUID(),
-    email: `person${seq}@example.net`,
-    created_at: createdAt,
-    ip_address: null,
-    country: null,
-    city: null,
-    region: null,
-    ...NO_CONSENT_RECORD,
-    ...NO_ATTRIBUTION,
-    ...over,
-  };
+  return waitlistEntry({ email: `person${seq}@example.net`, created_at: createdAt, ...over });
 }
 
 async function insert(rows: WaitlistEntry[]): Promise<void> {

@@ -10,9 +10,9 @@ import {
   type WaitlistInsights,
 } from '../../src/shared/admin/waitlist-api.js';
 import { entryMatchesFilter, filterToSearchParams, NONE_VALUE, type WaitlistFilter } from '../../src/shared/admin/waitlist-filter.js';
-import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
-import { ENTRY_STATUSES, NO_CONSENT_RECORD, type EntryStatus, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { ENTRY_STATUSES, type EntryStatus, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
+import { waitlistEntry } from '../support/entries.js';
 import { signIn } from '../support/sign-in.js';
 import { startSmtpServer } from '../support/smtp.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -67,18 +67,7 @@ async function insert(h: Harness, rows: WaitlistEntry[]): Promise<void> {
 }
 
 function entry(createdAt: string, over: Partial<WaitlistEntry> = {}): WaitlistEntry {
-  return {
-    id: randomUUID(),
-    email: `${randomUUID().slice(0, 8)}@example.com`,
-    created_at: createdAt,
-    ip_address: null,
-    country: null,
-    city: null,
-    region: null,
-    ...NO_CONSENT_RECORD,
-    ...NO_ATTRIBUTION,
-    ...over,
-  };
+  return waitlistEntry({ email: `${randomUUID().slice(0, 8)}@example.com`, created_at: createdAt, ...over });
 }
 
 const day = (n: number) => new Date(n * DAY_MS).toISOString().slice(0, 10);

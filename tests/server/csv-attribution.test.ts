@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CSV_BOM } from '../../src/shared/csv.js';
-import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { ATTRIBUTION_CSV_COLUMNS, parseWaitlistCsv, waitlistCsvChunks, waitlistCsvHeader, waitlistCsvRecord } from '../../src/shared/waitlist/csv.js';
-import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { waitlistEntry } from '../support/entries.js';
 
 /** The attribution columns of the CSV (issue 10): written only on request, read back whenever a file has them. */
 
@@ -11,18 +11,7 @@ const CONSENT = 'Status,Consent Version,Confirmed At,Confirmed IP,Invited At,Uns
 const ATTRIBUTION = 'Source,UTM Source,UTM Medium,UTM Campaign,UTM Term,UTM Content,Referrer,Landing Path';
 
 function entry(email: string, extra: Partial<WaitlistEntry> = {}): WaitlistEntry {
-  return {
-    id: crypto.randomUUID(),
-    email,
-    created_at: '2026-11-22T06:04:00.000Z',
-    ip_address: null,
-    country: null,
-    city: null,
-    region: null,
-    ...NO_CONSENT_RECORD,
-    ...NO_ATTRIBUTION,
-    ...extra,
-  };
+  return waitlistEntry({ email, created_at: '2026-11-22T06:04:00.000Z', ...extra });
 }
 
 const campaign = entry('campaign@example.com', {
