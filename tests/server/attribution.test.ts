@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Geolocator } from '../../src/server/geolocation/geolocator.js';
+import { countingGeolocator } from '../support/geolocators.js';
 import { findWaitlistEntryByEmail } from '../../src/server/waitlist/repository.js';
 import {
   attributionFromFormReferer,
@@ -154,27 +154,6 @@ describe('attribution rules (attribution.ts)', () => {
     expect(attributionFromFormReferer('not a url', 'https://site.example')).toEqual(NO_ATTRIBUTION);
   });
 });
-
-/** A geolocator that counts the signups that reached it (the step just before the batch). */
-function countingGeolocator() {
-  let count = 0;
-  const listeners: Array<() => void> = [];
-  const geolocator: Geolocator = {
-    lookup: async () => {
-      count += 1;
-      for (const l of listeners.splice(0)) l();
-      return null;
-    },
-  };
-  return {
-    geolocator,
-    async reached(n: number) {
-      while (count < n) await new Promise<void>((resolve) => listeners.push(resolve));
-      // The rest of signUp up to the batcher's queue runs in the same turn; let it finish.
-      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
-    },
-  };
-}
 
 describe.each(TEST_DIALECTS)('attribution at signup (%s)', (dialect: TestDialect) => {
   async function start(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, rawSqliteOf, type DatabaseHandle } from '../../src/server/db/database.js';
-import type { Geolocator } from '../../src/server/geolocation/geolocator.js';
+import { countingGeolocator } from '../support/geolocators.js';
 import { findWaitlistEntryByEmail, signupBatchCommitter, type SignupWrite } from '../../src/server/waitlist/repository.js';
 import { suppressionHash } from '../../src/server/waitlist/suppression.js';
 import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
@@ -55,28 +55,6 @@ function commitGate() {
     arrival: () => new Promise<void>((resolve) => (waiting.length > 0 ? resolve() : (arrived = resolve))),
     release: () => {
       for (const resolve of waiting.splice(0)) resolve();
-    },
-  };
-}
-
-/** A geolocator that counts the signups that reached it (the step just before the batch). */
-function countingGeolocator() {
-  let count = 0;
-  const listeners: Array<() => void> = [];
-  const geolocator: Geolocator = {
-    lookup: async () => {
-      count += 1;
-      for (const l of listeners.splice(0)) l();
-      return null;
-    },
-  };
-  return {
-    geolocator,
-    /** Resolves once `n` signups have passed the lookup and been queued for the next batch. */
-    async reached(n: number) {
-      while (count < n) await new Promise<void>((resolve) => listeners.push(resolve));
-      // The rest of signUp up to the batcher's queue runs in the same turn; let it finish.
-      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
     },
   };
 }

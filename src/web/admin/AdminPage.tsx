@@ -213,7 +213,7 @@ interface WaitlistPanelProps {
   onMailChanged: () => void;
   /** A live signup or change arrived: the insight panel refreshes. */
   onLiveUpdate: () => void;
-  /** The first page of the table has loaded or failed (called once per mount). */
+  /** The table's first page has loaded or failed (called again on later phase changes: it must be idempotent). */
   onFirstPageSettled: () => void;
 }
 
