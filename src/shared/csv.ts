@@ -29,15 +29,21 @@ export function removeFormulaQuote(value: string): string {
   return FORMULA_QUOTED.test(value) ? value.slice(1) : value;
 }
 
+/** A cell that csvField changes at all: a formula start, or a character RFC 4180 quotes (one test for the common clean cell). */
+const NEEDS_CARE = new RegExp(`${FORMULA_TRIGGER.source}|${NEEDS_QUOTING.source}`);
+
 /** One cell as it goes into the file: formula-neutralized, then quoted if RFC 4180 requires it. */
 export function csvField(value: string): string {
+  if (!NEEDS_CARE.test(value)) return value;
   const safe = neutralizeFormula(value);
   return NEEDS_QUOTING.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 /** One record, CRLF included. */
 export function csvRecord(values: readonly string[]): string {
-  return values.map(csvField).join(',') + CSV_EOL;
+  let line = '';
+  for (let i = 0; i < values.length; i++) line += (i === 0 ? '' : ',') + csvField(values[i]!);
+  return line + CSV_EOL;
 }
 
 export interface CsvRecord {

@@ -49,6 +49,30 @@ describe('formatDateJoined', () => {
     expect(mismatches).toEqual([]);
   });
 
+  it('reads every ISO form as Date.parse does, the canonical one included, with zones taking turns', () => {
+    const forms = [
+      '2026-11-25T21:30:15.123Z',
+      '2026-11-25T21:30:15Z',
+      '2026-11-25T21:30:15.123+05:45',
+      '2026-11-25 21:30:15.123Z',
+      '2024-02-29T23:59:59.999Z',
+      '2026-01-31T23:59:59.999Z',
+      '0050-06-01T12:00:00.000Z',
+      '2026-13-01T00:00:00.000Z',
+      '2026-11-25T24:00:00.000Z',
+      '2026-11-25T21:60:00.000Z',
+      '2026-11-2xT21:30:15.123Z',
+    ];
+    for (const iso of forms) {
+      // The same instant in one zone, then another, then the first again (the previous block is reused only for its own zone).
+      for (const zone of ['UTC', 'Asia/Kathmandu', 'UTC', 'America/St_Johns']) {
+        const time = Date.parse(iso);
+        if (Number.isNaN(time)) expect(() => formatDateJoined(iso, zone), iso).toThrow(RangeError);
+        else expect(formatDateJoined(iso, zone), `${iso} in ${zone}`).toBe(exact(zone).format(new Date(time)));
+      }
+    }
+  });
+
   it('treats text that is not a time as Intl does (a RangeError)', () => {
     expect(() => exact('UTC').format(new Date('not a date'))).toThrow(RangeError);
     expect(() => formatDateJoined('not a date', 'UTC')).toThrow(RangeError);
