@@ -84,6 +84,16 @@ export function rawSqliteOf(db: Kysely<any>): SQLite.Database | undefined {
   return sqliteHandles.get(db);
 }
 
+const postgresPools = new WeakMap<Kysely<any>, pg.Pool>();
+
+/**
+ * The pg pool behind a Kysely instance, or undefined on SQLite: for what Kysely cannot do, a COPY
+ * (waitlist/export-copy.ts). A client taken from it must be released like any pooled one.
+ */
+export function postgresPoolOf(db: Kysely<any>): pg.Pool | undefined {
+  return postgresPools.get(db);
+}
+
 /** True when `db` (or a transaction of it) runs on PostgreSQL, for the few queries that differ per dialect. */
 export function isPostgres(db: Kysely<any>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
@@ -112,6 +122,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
   // Without a listener, an idle connection that the server drops would crash the process.
   pool.on('error', (err) => options.onIdleError?.(err));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  postgresPools.set(db, pool);
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
 

@@ -1,6 +1,7 @@
 import type SQLite from 'better-sqlite3';
 import { sql, type CompiledQuery, type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import { isPostgres, rawSqliteOf } from '../db/database.js';
+import { inlinePostgresParameters } from '../db/postgres-literals.js';
 import type { Database } from '../db/schema.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { NONE_VALUE, searchDomain, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
@@ -320,6 +321,25 @@ export async function* iterateMatchingWaitlist(
     }
     if (entries.length > 0) yield entries;
   }
+}
+
+/** The columns of a COPY export's rows, in this order (export-copy.ts reads them by position). */
+export const COPY_EXPORT_COLUMNS = ['email', 'created_at', 'ip_address', 'city', 'region', 'country'] as const satisfies ReadonlyArray<keyof WaitlistEntry>;
+
+/**
+ * PostgreSQL: one SELECT of COPY_EXPORT_COLUMNS for every entry matching `filter`, newest first,
+ * with its parameters written in as literals (a COPY takes none): the statement export-copy.ts
+ * streams with COPY … TO STDOUT.
+ */
+export function copyExportQuery(db: Kysely<Database>, filter: WaitlistFilter): string {
+  const query = db
+    .selectFrom('waitlist')
+    .select([...COPY_EXPORT_COLUMNS])
+    .where(matching(db, filter, { search: 'inline' }))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .compile();
+  return inlinePostgresParameters(query);
 }
 
 /**

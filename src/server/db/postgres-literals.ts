@@ -1,0 +1,52 @@
+import type { CompiledQuery } from 'kysely';
+import pg from 'pg';
+
+/**
+ * A compiled PostgreSQL query with its parameters written into the text as literals, for the one
+ * statement that takes none: COPY (SELECT …) TO STDOUT. The values are those the query builder
+ * bound (strings, numbers, booleans, null, dates); each is written the way the server would have
+ * read the bound value: strings through pg's escapeLiteral (quotes doubled, backslashes in an E''
+ * literal), so no value can end its literal early. `$n` is replaced only outside quoted literals and
+ * identifiers. A value of another type (an array, an object) is refused: nothing here needs one,
+ * and guessing its literal form would be how an injection starts.
+ */
+export function inlinePostgresParameters(query: CompiledQuery): string {
+  const { sql, parameters } = query;
+  const literal = (index: number): string => {
+    if (index < 1 || index > parameters.length) throw new Error(`the query refers to $${index}, which it does not bind`);
+    const value = parameters[index - 1];
+    if (value === null || value === undefined) return 'NULL';
+    if (typeof value === 'string') return pg.escapeLiteral(value);
+    if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+    if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+    if (typeof value === 'bigint') return value.toString();
+    if (value instanceof Date && Number.isFinite(value.getTime())) return pg.escapeLiteral(value.toISOString());
+    throw new Error(`cannot write parameter $${index} (${typeof value}) as a literal`);
+  };
+  let out = '';
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i]!;
+    if (c === "'" || c === '"') {
+      // A quoted literal or identifier, copied whole; its quote character is escaped by doubling.
+      let end = i + 1;
+      for (;;) {
+        end = sql.indexOf(c, end);
+        if (end === -1) throw new Error('the query has an unterminated quoted section');
+        if (sql[end + 1] === c) end += 2;
+        else break;
+      }
+      out += sql.slice(i, end + 1);
+      i = end + 1;
+    } else if (c === '$' && /[0-9]/.test(sql[i + 1] ?? '') && !/[\w$]/.test(sql[i - 1] ?? '')) {
+      let end = i + 1;
+      while (end < sql.length && sql[end]! >= '0' && sql[end]! <= '9') end++;
+      out += literal(Number(sql.slice(i + 1, end)));
+      i = end;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,233 @@
+import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, postgresPoolOf, type DatabaseHandle } from '../../src/server/db/database.js';
+import { copyExportQuery, iterateMatchingWaitlist } from '../../src/server/waitlist/admin-repository.js';
+import { copyWaitlistCsv, writeCsv } from '../../src/server/waitlist/export-copy.js';
+import { NONE_VALUE, type WaitlistFilter } from '../../src/shared/admin/waitlist-filter.js';
+import { waitlistCsvChunks } from '../../src/shared/waitlist/csv.js';
+import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { createScratchPostgres, describeWhen, type ScratchPostgres } from '../support/databases.js';
+import { waitlistEntry } from '../support/entries.js';
+
+/**
+ * The PostgreSQL export writes the CSV from a binary COPY's bytes (export-copy.ts). It must be byte
+ * for byte the file the shared string writer makes from the same rows: here both are made from
+ * rows chosen to hit every rule (formula starts, quotes, commas, line breaks, blank and non-ASCII
+ * white space, empty and missing location parts, times around offset changes and before 2000),
+ * plus a few thousand ordinary ones, in zones with odd offsets, with and without filters.
+ */
+
+const SPEC_FIELDS = ['email', 'created_at', 'ip_address', 'city', 'region', 'country'] as const;
+
+/** Mulberry32: the same rows every run. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const TRICKY_TEXT = [
+  'plain',
+  'with, comma',
+  'with "quote"',
+  'line\nbreak',
+  'carriage\rreturn',
+  'tab\there',
+  '=SUM(A1)',
+  '+1',
+  '-1',
+  '@cmd',
+  '\tlead tab',
+  ' =not a formula',
+  '   ',
+  '\u00a0',
+  '\u00a0x',
+  '\u3000',
+  '\ufeff',
+  '\u2003\u2003',
+  'Zürich',
+  'São Paulo',
+  '東京',
+  'Ḩawallī',
+  '',
+  'Ünïcödé, with comma',
+  '\u0085',
+  'x\u007f',
+];
+
+const TIMES = [
+  '2026-03-29T00:59:59.999Z', // Berlin: the last minute before summer time
+  '2026-03-29T01:00:00.000Z',
+  '2026-11-01T05:59:00.000Z', // New York: around the end of summer time
+  '2026-11-01T06:00:30.000Z',
+  '2026-10-04T15:29:59.000Z', // Lord Howe: the 30-minute change
+  '2026-10-04T15:30:00.000Z',
+  '1999-12-31T23:59:59.999Z', // before PostgreSQL's epoch
+  '1937-06-30T23:59:00.000Z', // Amsterdam's offset with seconds
+  '1919-03-01T12:00:00.123Z',
+  '2026-11-25T21:30:15.123Z',
+];
+
+const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'America/St_Johns', 'Australia/Lord_Howe', 'Asia/Kathmandu', 'Europe/Amsterdam'];
+
+function rows(): WaitlistEntry[] {
+  const random = prng(42);
+  const pick = <T,>(list: readonly T[]) => list[Math.floor(random() * list.length)]!;
+  const out: WaitlistEntry[] = [];
+  let n = 0;
+  // Every tricky value in every text column, each with a tricky time.
+  for (const text of TRICKY_TEXT) {
+    for (const field of ['email', 'ip_address', 'city', 'region', 'country'] as const) {
+      const entry = waitlistEntry({ email: `t${n}@example.com`, created_at: TIMES[n % TIMES.length]!, ip_address: '10.0.0.1', city: 'Berlin', region: 'Land Berlin', country: 'Germany' });
+      // The address is unique in the table (case-insensitively), so a tricky one gets a suffix.
+      entry[field] = field === 'email' ? `${text}${n}` : text;
+      out.push(entry);
+      n++;
+    }
+  }
+  // Mixes: random NULL and tricky parts, times over a century.
+  const start = Date.UTC(1925, 0, 1);
+  const span = Date.UTC(2030, 0, 1) - start;
+  for (let i = 0; i < 3000; i++) {
+    const part = () => (random() < 0.3 ? null : random() < 0.8 ? pick(['Berlin', 'Canada', 'Île-de-France', 'Tōkyō', 'Ontario']) : pick(TRICKY_TEXT));
+    out.push(
+      waitlistEntry({
+        email: random() < 0.9 ? `user${i}@example.com` : `${pick(TRICKY_TEXT)}${i}@x.org`,
+        created_at: new Date(start + Math.floor(random() * span)).toISOString(),
+        ip_address: random() < 0.2 ? null : random() < 0.9 ? `192.168.${i % 256}.${i % 199}` : pick(TRICKY_TEXT),
+        city: part(),
+        region: part(),
+        country: part(),
+        utm_campaign: i % 3 === 0 ? 'spring' : null,
+      }),
+    );
+  }
+  // Ties on one instant (the order falls back to the id), and a run of rows in one minute.
+  for (let i = 0; i < 50; i++) out.push(waitlistEntry({ email: `tie${i}@example.com`, created_at: '2026-06-01T12:00:00.000Z', country: 'Canada' }));
+  return out;
+}
+
+async function collect(chunks: AsyncIterable<string | Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of chunks) parts.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(parts);
+}
+
+describeWhen(Boolean(process.env.TEST_DATABASE_URL))('PostgreSQL COPY export', () => {
+  let scratch: ScratchPostgres;
+  let handle: DatabaseHandle;
+  let count = 0;
+
+  beforeAll(async () => {
+    scratch = await createScratchPostgres();
+    handle = openDatabase({ dialect: 'postgres', connectionString: scratch.url });
+    const all = rows();
+    count = all.length;
+    for (let i = 0; i < all.length; i += 500) await handle.db.insertInto('waitlist').values(all.slice(i, i + 500)).execute();
+  }, 60_000);
+  afterAll(async () => {
+    await handle?.close();
+    await scratch?.drop();
+  });
+
+  /** The file the string writer makes from the entries the repository reads (the SQLite path). */
+  const reference = (filter: WaitlistFilter, timeZone: string) =>
+    collect(waitlistCsvChunks(iterateMatchingWaitlist(handle.db, filter, [], 5000, SPEC_FIELDS), timeZone));
+
+  it.each(ZONES)('writes every row byte for byte as the string writer does (%s)', async (timeZone) => {
+    let counted = 0;
+    const copied = await copyWaitlistCsv(handle.db, { filter: {}, timeZone, onRows: (n) => (counted += n) });
+    expect(copied).not.toBeNull();
+    const file = await collect(copied!);
+    const expected = await reference({}, timeZone);
+    expect(file.toString('utf8').split('\r\n').length).toBeGreaterThan(count);
+    expect(file.equals(expected)).toBe(true);
+    expect(counted).toBe(count);
+  });
+
+  it.each<[string, WaitlistFilter]>([
+    ['a search', { q: 'user1' }],
+    ['a domain search', { q: '@x.org' }],
+    ["a search with LIKE's special characters and a quote", { q: "o'_%\\" }],
+    ['a date range', { from: '2026-01-01', to: '2026-06-01' }],
+    ['a country', { country: 'Canada' }],
+    ['no country', { country: NONE_VALUE }],
+    ['a campaign and a country', { campaign: 'spring', country: 'Berlin' }],
+  ])('writes what %s matches, as the string writer does', async (_name, filter) => {
+    const file = await collect((await copyWaitlistCsv(handle.db, { filter, timeZone: 'Europe/Berlin' }))!);
+    expect(file.equals(await reference(filter, 'Europe/Berlin'))).toBe(true);
+  });
+
+  it('reads the COPY however its bytes are split', async () => {
+    const client = await postgresPoolOf(handle.db)!.connect();
+    let raw: Buffer;
+    try {
+      raw = await collect(client.query(copyTo(`COPY (${copyExportQuery(handle.db, { country: 'Canada' })}) TO STDOUT (FORMAT binary)`)));
+    } finally {
+      client.release();
+    }
+    const whole = await collect(writeCsv([raw], { timeZone: 'UTC' }));
+    expect(whole.equals(await reference({ country: 'Canada' }, 'UTC'))).toBe(true);
+    for (const size of [1, 2, 3, 7, 19, 20, 1000]) {
+      const pieces: Buffer[] = [];
+      for (let i = 0; i < raw.length; i += size) pieces.push(raw.subarray(i, i + size));
+      expect((await collect(writeCsv(pieces, { timeZone: 'UTC' }))).equals(whole), `split every ${size} bytes`).toBe(true);
+    }
+    // A stream cut short is an error, never a file that looks complete.
+    await expect(collect(writeCsv([raw.subarray(0, raw.length - 2)], { timeZone: 'UTC' }))).rejects.toThrow(/trailer/);
+    await expect(collect(writeCsv([Buffer.from('this is not a COPY in binary format')], { timeZone: 'UTC' }))).rejects.toThrow(/binary/);
+  });
+
+  it('lets go of its connection when the reader stops early, or never starts', async () => {
+    const pool = postgresPoolOf(handle.db)!;
+    // More exports abandoned than the pool has connections: a leak would leave the last query waiting.
+    for (let i = 0; i < 12; i++) {
+      const copied = (await copyWaitlistCsv(handle.db, { filter: {}, timeZone: 'UTC' }))!;
+      if (i % 2 === 0) await copied.next();
+      await copied.return!();
+    }
+    expect(pool.totalCount).toBeLessThanOrEqual(10);
+    const { rows: result } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM waitlist');
+    expect(Number(result[0]!.n)).toBe(count);
+    // Connections closed mid-COPY are not handed out again.
+    const copied = await copyWaitlistCsv(handle.db, { filter: {}, timeZone: 'UTC' });
+    expect((await collect(copied!)).length).toBeGreaterThan(0);
+  });
+
+  it('leaves a database whose text is not UTF-8 to the string writer', async () => {
+    const name = `${new URL(scratch.url).pathname.slice(1)}_latin1`;
+    const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE "${name}" ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`);
+      const url = new URL(scratch.url);
+      url.pathname = `/${name}`;
+      const latin1 = openDatabase({ dialect: 'postgres', connectionString: url.toString() });
+      try {
+        expect(await copyWaitlistCsv(latin1.db, { filter: {}, timeZone: 'UTC' })).toBeNull();
+      } finally {
+        await latin1.close();
+      }
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+});
+
+describe('COPY export on SQLite', () => {
+  it('is not offered (the string writer serves SQLite)', async () => {
+    const handle = openDatabase({ dialect: 'sqlite', filename: ':memory:' });
+    try {
+      expect(await copyWaitlistCsv(handle.db, { filter: {}, timeZone: 'UTC' })).toBeNull();
+    } finally {
+      await handle.close();
+    }
+  });
+});
