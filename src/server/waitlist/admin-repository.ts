@@ -342,6 +342,66 @@ export function copyExportQuery(db: Kysely<Database>, filter: WaitlistFilter): s
   return inlinePostgresParameters(query);
 }
 
+/** What separates the cells of a row and the rows in a batch of sqliteExportBatchQuery (control characters, which no plain cell has). */
+export const SQLITE_EXPORT_CELL_SEPARATOR = 0x1f;
+export const SQLITE_EXPORT_ROW_SEPARATOR = 0x1e;
+/** How much of each row's id a batch of sqliteExportBatchQuery carries, after its columns. */
+export const SQLITE_EXPORT_ID_PREFIX = 8;
+
+/**
+ * SQLite: the next `limit` entries matching `filter` after `after` (from the newest without one),
+ * as one value: COPY_EXPORT_COLUMNS of each row and the start of its id (SQLITE_EXPORT_ID_PREFIX
+ * characters) joined by SQLITE_EXPORT_CELL_SEPARATOR (NULL as empty), the rows joined by
+ * SQLITE_EXPORT_ROW_SEPARATOR, as a BLOB of UTF-8; with the number of
+ * rows and the last one's position (created_at and id joined by the cell separator, which sorts
+ * below every character of a timestamp, so the smallest joined value is the last row's). SQLite
+ * builds the text, so the driver hands over one buffer instead of six strings per row.
+ *
+ * `ordered`: the rows are joined in the list's order as SQL promises it (string_agg … ORDER BY, a
+ * sort that makes the batch half as costly again). Without it they come in the order the subquery
+ * reads them, which SQLite does not promise; export-sqlite.ts checks it (by created_at, then the
+ * id's start) and asks again with `ordered` for a batch where it does not hold or cannot be told.
+ */
+export function sqliteExportBatchQuery(db: Kysely<Database>, filter: WaitlistFilter, after: WaitlistCursor | null, limit: number, ordered: boolean): CompiledQuery {
+  const cell = (column: (typeof COPY_EXPORT_COLUMNS)[number]) => (column === 'email' || column === 'created_at' ? sql.ref(column) : sql`coalesce(${sql.ref(column)}, '')`);
+  const separator = sql`char(${sql.lit(SQLITE_EXPORT_CELL_SEPARATOR)})`;
+  // The columns, then the first 8 characters of the id: with created_at, enough to check the order.
+  const cells = sql.join([...COPY_EXPORT_COLUMNS.map((column) => cell(column)), sql`substr(id, 1, ${sql.lit(SQLITE_EXPORT_ID_PREFIX)})`], sql` || ${separator} || `);
+  let batch = db
+    .selectFrom('waitlist')
+    .select(['id', ...COPY_EXPORT_COLUMNS])
+    .where(matching(db, filter, { search: 'inline' }))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit);
+  if (after) batch = batch.where(afterPosition(after));
+  const rowSeparator = sql`char(${sql.lit(SQLITE_EXPORT_ROW_SEPARATOR)})`;
+  return db
+    .selectFrom(batch.as('batch'))
+    .select([
+      (ordered
+        ? sql<Buffer | null>`CAST(string_agg(${cells}, ${rowSeparator} ORDER BY created_at DESC, id DESC) AS BLOB)`
+        : sql<Buffer | null>`CAST(string_agg(${cells}, ${rowSeparator}) AS BLOB)`
+      ).as('cells'),
+      sql<number>`count(*)`.as('n'),
+      sql<string | null>`min(created_at || ${separator} || id)`.as('last'),
+    ])
+    .compile();
+}
+
+/** SQLite: the entries of the same batch as sqliteExportBatchQuery, as rows of COPY_EXPORT_COLUMNS (for a batch its text could not carry). */
+export function sqliteExportRowsQuery(db: Kysely<Database>, filter: WaitlistFilter, after: WaitlistCursor | null, limit: number): CompiledQuery {
+  let query = db
+    .selectFrom('waitlist')
+    .select([...COPY_EXPORT_COLUMNS])
+    .where(matching(db, filter, { search: 'inline' }))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit);
+  if (after) query = query.where(afterPosition(after));
+  return query.compile();
+}
+
 /**
  * The ids of the entries matching `filter` but those in `except`, newest first, in keyset batches
  * of up to `batchSize`: what a select-all-matching acts on. Only an index and the ids are read.

@@ -7,6 +7,7 @@ import { HttpError } from '../http/errors.js';
 import { BULK_DOWNLOAD_COMPRESSION } from '../http/security.js';
 import * as queries from './admin-repository.js';
 import { copyWaitlistCsv } from './export-copy.js';
+import { sqliteWaitlistCsv } from './export-sqlite.js';
 import { waitlistEmailMessage } from './emails/index.js';
 import { waitlistInsights } from './insights.js';
 import {
@@ -341,12 +342,13 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
       const attribution = body.attribution === true;
       let rows = 0;
       const counted = (n: number) => (rows += n);
-      // The spec's four columns of everything matching (no ids, none excepted) come from a COPY on
-      // PostgreSQL (export-copy.ts); null elsewhere. Either way the first rows are read before
+      // The spec's four columns of everything matching (no ids, none excepted) are written from the
+      // bytes the database hands over: a COPY on PostgreSQL (export-copy.ts), batches of text on
+      // SQLite (export-sqlite.ts); the rest from entries. Either way the first rows are read before
       // any byte is sent, so a database failure at the start is a proper 500 answer rather than a
       // cut-off download.
-      const copied =
-        !body.ids && except.length === 0 && !attribution ? await copyWaitlistCsv(db, { filter: body.filter ?? {}, timeZone, onRows: counted }) : null;
+      const fast = !body.ids && except.length === 0 && !attribution ? { filter: body.filter ?? {}, timeZone, onRows: counted } : null;
+      const copied = fast ? ((await copyWaitlistCsv(db, fast)) ?? (await sqliteWaitlistCsv(db, fast))) : null;
       const chunks: AsyncIterableIterator<string | Buffer> =
         copied ??
         waitlistCsvChunks(

@@ -130,29 +130,56 @@ function blockAt(time: number, timeZone: string | undefined): Block {
   let cached = zone.get(index);
   if (!cached) {
     if (zone.size >= MAX_CACHED_BLOCKS) zone.clear();
-    const start = index * BLOCK_MS;
-    const parts = formatterFor(timeZone).formatToParts(new Date(start));
-    const at = parts.findIndex((p) => p.type === 'minute');
-    const minute = at === -1 ? NaN : Number(parts[at]!.value);
-    // The block must start exactly on a local quarter hour (whole-minute offset, no seconds).
-    const onQuarter = Number.isInteger(minute) && minute % 15 === 0 && localSecond(start, timeZone) === 0;
-    // The text itself comes from format(), which may space differently from formatToParts (Node
-    // writes a plain space before AM/PM there and U+202F here); the parts only say where the minute is.
-    const text = formatterFor(timeZone).format(new Date(start));
-    const offset = parts.slice(0, at).reduce((n, p) => n + p.value.length, 0);
-    const before = text.slice(0, offset);
-    const after = text.slice(offset + 2);
-    // The block's last minute must read as its first one plus 14: no offset change inside it
-    // (St. John's, Newfoundland, changed at 00:01 local time for years).
-    const lastMinute = onQuarter ? formatterFor(timeZone).format(new Date(start + BLOCK_MS - 60_000)) : '';
-    cached =
-      onQuarter && text.slice(offset, offset + 2) === MINUTES[minute] && lastMinute === before + MINUTES[minute + 14] + after
-        ? { index, before, minute, after }
-        : { index, before: '', minute: -1, after: '' };
+    cached = fromNeighbour(zone, index, timeZone) ?? computeBlock(index, timeZone);
     zone.set(index, cached);
   }
   last = { zone: key, cached };
   return cached;
+}
+
+/**
+ * A block read off an adjacent one in the same local hour, with one Intl call instead of four: the
+ * block after one starting on local minute m starts on m + 15 with the same text around it, if the
+ * offset did not change, which the block's far end (from the neighbour) shows: its text must read
+ * as predicted. (An offset changes at most once in 15 minutes, so the neighbour's constant offset
+ * and a matching far end leave no room for a change inside.) Null when no neighbour fits.
+ */
+function fromNeighbour(zone: Map<number, Block>, index: number, timeZone: string | undefined): Block | null {
+  const earlier = zone.get(index - 1);
+  if (earlier && earlier.minute !== -1 && earlier.minute <= 30) {
+    const minute = earlier.minute + 15;
+    const end = formatterFor(timeZone).format(new Date((index + 1) * BLOCK_MS - 60_000));
+    if (end === earlier.before + MINUTES[minute + 14] + earlier.after) return { index, before: earlier.before, minute, after: earlier.after };
+  }
+  const later = zone.get(index + 1);
+  if (later && later.minute !== -1 && later.minute >= 15) {
+    const minute = later.minute - 15;
+    const start = formatterFor(timeZone).format(new Date(index * BLOCK_MS));
+    if (start === later.before + MINUTES[minute] + later.after) return { index, before: later.before, minute, after: later.after };
+  }
+  return null;
+}
+
+/** A block worked out from Intl alone. */
+function computeBlock(index: number, timeZone: string | undefined): Block {
+  const start = index * BLOCK_MS;
+  const parts = formatterFor(timeZone).formatToParts(new Date(start));
+  const at = parts.findIndex((p) => p.type === 'minute');
+  const minute = at === -1 ? NaN : Number(parts[at]!.value);
+  // The block must start exactly on a local quarter hour (whole-minute offset, no seconds).
+  const onQuarter = Number.isInteger(minute) && minute % 15 === 0 && localSecond(start, timeZone) === 0;
+  // The text itself comes from format(), which may space differently from formatToParts (Node
+  // writes a plain space before AM/PM there and U+202F here); the parts only say where the minute is.
+  const text = formatterFor(timeZone).format(new Date(start));
+  const offset = parts.slice(0, at).reduce((n, p) => n + p.value.length, 0);
+  const before = text.slice(0, offset);
+  const after = text.slice(offset + 2);
+  // The block's last minute must read as its first one plus 14: no offset change inside it
+  // (St. John's, Newfoundland, changed at 00:01 local time for years).
+  const lastMinute = onQuarter ? formatterFor(timeZone).format(new Date(start + BLOCK_MS - 60_000)) : '';
+  return onQuarter && text.slice(offset, offset + 2) === MINUTES[minute] && lastMinute === before + MINUTES[minute + 14] + after
+    ? { index, before, minute, after }
+    : { index, before: '', minute: -1, after: '' };
 }
 
 /** True when the runtime knows the IANA time zone name (used to validate client-supplied zones). */

@@ -1,0 +1,259 @@
+import { CSV_BOM, csvField } from '../../shared/csv.js';
+import { dateJoinedBlock, formatDateJoinedAt } from '../../shared/waitlist/display.js';
+import { waitlistCsvHeader, waitlistCsvRecord } from '../../shared/waitlist/csv.js';
+import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
+
+/**
+ * The spec's four CSV columns (Email, Date Joined, IP Address, Location) written from the bytes a
+ * database hands over, for the exports of a million rows (export-copy.ts on PostgreSQL,
+ * export-sqlite.ts on SQLite). Reading a row as six JavaScript strings and an object costs more than
+ * the database takes to produce it, and formatting it from strings as much again; here each row's
+ * cells are positions in a buffer of UTF-8, and:
+ *
+ * - a cell is copied as it is when csvField would leave it so and it is visibly not blank: no
+ *   byte below 0x20, no quote, no comma (but between location parts), no formula start, and at
+ *   least one character that is surely not white space (so String#trim() cannot empty it);
+ * - Date Joined is the shared formatter's text for the row's 15-minute block, its minute filled in;
+ * - any other row (an address with a comma, a city of only non-ASCII spaces, a blank IP) is decoded
+ *   and written by waitlistCsvRecord itself.
+ *
+ * The file is therefore byte for byte what waitlistCsvChunks writes from the same rows
+ * (tests/server/export-bytes.test.ts compares them on adversarial rows, on both databases).
+ */
+
+/** Output chunk size: large enough that the response stream sees few writes. */
+const CHUNK_BYTES = 256 * 1024;
+/** Bytes of a row outside its cells: separators, the location's quotes and ", " joins, CRLF, "N/A", "Unknown". */
+const ROW_OVERHEAD = 32;
+/** Room a Date Joined cell may take (the en-US text is ~25 bytes; quotes and U+202F included). */
+const DATE_CELL_MAX = 96;
+
+/** The cells of a row, by position in `start`/`end`; a cell whose end is -1 or equals its start has no value (NULL or ''). */
+export const CELL = { email: 0, createdAt: 1, ip: 2, city: 3, region: 4, country: 5 } as const;
+export const CELLS = 6;
+
+const COMMA = 0x2c;
+const QUOTE = 0x22;
+const SPACE = 0x20;
+const NA = Buffer.from('N/A');
+const UNKNOWN = Buffer.from('Unknown');
+const JOIN = Buffer.from(', ');
+
+/** = + - @ (TAB and CR are below 0x20, which no plain cell has). */
+function isFormulaStart(byte: number): boolean {
+  return byte === 0x3d || byte === 0x2b || byte === 0x2d || byte === 0x40;
+}
+
+/** Lead bytes of the UTF-8 forms of the non-ASCII characters String#trim() removes (U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF). */
+function mayBeSpace(lead: number): boolean {
+  return lead === 0xc2 || lead === 0xe1 || lead === 0xe2 || lead === 0xe3 || lead === 0xef;
+}
+
+/** What a byte says about its cell (OR-ed over the cell's bytes: cellBytes()). */
+export const BYTE_BAD = 1; // a control character or a quote: csvField would change the cell
+export const BYTE_COMMA = 2;
+export const BYTE_VISIBLE = 4; // surely not white space to String#trim()
+
+/** BYTE_* per byte value; 0x80–0xBF (UTF-8 continuation bytes) and spaces say nothing. */
+export const BYTE_CLASS = new Uint8Array(256).map((_, b) =>
+  b < SPACE || b === QUOTE ? BYTE_BAD : b === COMMA ? BYTE_COMMA | BYTE_VISIBLE : (b > SPACE && b < 0x80) || (b >= 0xc0 && !mayBeSpace(b)) ? BYTE_VISIBLE : 0,
+);
+
+/** The OR of BYTE_CLASS over buf[start, end). */
+export function cellBytes(buf: Buffer, start: number, end: number): number {
+  let flags = 0;
+  for (let i = start; i < end; i++) flags |= BYTE_CLASS[buf[i]!]!;
+  return flags;
+}
+
+const NOT_PLAIN = 0;
+const PLAIN = 1;
+const PLAIN_WITH_COMMA = 2;
+
+/**
+ * Whether the cell whose bytes say `flags` (cellBytes) and begin with `firstByte` is text csvField
+ * leaves as it is (PLAIN) and trim() leaves non-empty: no control byte, no quote, no formula start
+ * when `first`, and a character that is surely not white space. A comma makes it PLAIN_WITH_COMMA
+ * where `commaAllowed` (a location part, which is quoted then), NOT_PLAIN elsewhere. Bytes of 0x80
+ * and above (UTF-8 of other characters) are fine.
+ */
+function plain(flags: number, firstByte: number, first: boolean, commaAllowed: boolean): number {
+  if (flags & BYTE_BAD || !(flags & BYTE_VISIBLE)) return NOT_PLAIN;
+  if (first && isFormulaStart(firstByte)) return NOT_PLAIN;
+  if (flags & BYTE_COMMA) return commaAllowed ? PLAIN_WITH_COMMA : NOT_PLAIN;
+  return PLAIN;
+}
+
+/** Copies src[from, to) into target at `at`, returning the end: a plain loop beats Buffer#copy for the few bytes of a cell. */
+function put(target: Buffer, at: number, src: Buffer, from: number, to: number): number {
+  for (let i = from; i < to; i++) target[at++] = src[i]!;
+  return at;
+}
+
+/**
+ * Date Joined as bytes for the rows of one 15-minute block of UTC time: the shared formatter's text
+ * around the minute (dateJoinedBlock), with csvField's quotes, so a row's cell is three short copies.
+ * Where the block cannot be written so, each row's time is formatted (and quoted) by itself.
+ */
+class DateCells {
+  private index = Number.NaN;
+  private start = 0;
+  private minute = 0;
+  private before: Buffer | null = null;
+  private after: Buffer | null = null;
+
+  constructor(private readonly timeZone: string) {}
+
+  /** Writes the cell of `ms` into target at `at`; returns the end. Room for DATE_CELL_MAX bytes is assumed. */
+  write(target: Buffer, at: number, ms: number): number {
+    const index = Math.floor(ms / 900_000);
+    if (index !== this.index) this.load(index, ms);
+    if (this.before === null) return at + Buffer.from(csvField(formatDateJoinedAt(ms, this.timeZone))).copy(target, at);
+    const minute = this.minute + Math.floor((ms - this.start) / 60_000);
+    at = put(target, at, this.before, 0, this.before.length);
+    target[at++] = 0x30 + Math.floor(minute / 10);
+    target[at++] = 0x30 + (minute % 10);
+    return put(target, at, this.after!, 0, this.after!.length);
+  }
+
+  private load(index: number, ms: number): void {
+    this.index = index;
+    this.before = this.after = null;
+    const block = dateJoinedBlock(ms, this.timeZone);
+    if (!block) return;
+    // csvField quotes the text (it has commas) and changes nothing else; checked, not assumed.
+    const text = block.before + String(block.minute).padStart(2, '0') + block.after;
+    if (csvField(text) !== `"${text}"`) return;
+    this.start = block.start;
+    this.minute = block.minute;
+    this.before = Buffer.from(`"${block.before}`);
+    this.after = Buffer.from(`${block.after}"`);
+  }
+}
+
+/**
+ * Writes the export from rows given as cell positions: `header()` first, `row()` for each row in
+ * order, `take()` for the chunks completed so far, `finish()` for the last one.
+ */
+export class SpecCsvWriter {
+  private out = Buffer.allocUnsafe(CHUNK_BYTES);
+  private used = 0;
+  private rows = 0;
+  private readonly ready: Buffer[] = [];
+  private readonly dates: DateCells;
+
+  constructor(
+    private readonly timeZone: string,
+    private readonly onRows?: (rows: number) => void,
+  ) {
+    this.dates = new DateCells(timeZone);
+  }
+
+  header(): Buffer {
+    return Buffer.from(CSV_BOM + waitlistCsvHeader());
+  }
+
+  /**
+   * One row: its cells in buf (see CELL), created_at as milliseconds since the epoch, and each
+   * cell's cellBytes() when the caller has them already (else they are worked out here).
+   */
+  row(buf: Buffer, start: Int32Array, end: Int32Array, ms: number, flags?: Int32Array): void {
+    let size = DATE_CELL_MAX + ROW_OVERHEAD;
+    for (let i = 0; i < CELLS; i++) if (i !== CELL.createdAt && end[i]! > start[i]!) size += end[i]! - start[i]!;
+    this.room(size);
+    const written = this.plainRow(buf, start, end, ms, flags);
+    if (written === -1) {
+      const record = Buffer.from(waitlistCsvRecord(decodeRow(buf, start, end, ms), this.timeZone));
+      this.room(record.length);
+      this.used += record.copy(this.out, this.used);
+    } else {
+      this.used = written;
+    }
+    this.rows++;
+    if (this.used >= CHUNK_BYTES - 1024) this.flush();
+  }
+
+  /** The chunks completed since the last call. */
+  take(): Buffer[] {
+    return this.ready.splice(0);
+  }
+
+  /** The last chunks (the rows not yet taken). */
+  finish(): Buffer[] {
+    if (this.used > 0 || this.rows > 0) this.flush();
+    return this.take();
+  }
+
+  /** Makes room for `size` more bytes: the chunk so far is set aside when they would not fit. */
+  private room(size: number): void {
+    if (this.used + size <= this.out.length) return;
+    if (this.used > 0) this.flush();
+    if (size > this.out.length) this.out = Buffer.allocUnsafe(size);
+  }
+
+  private flush(): void {
+    this.ready.push(this.out.subarray(0, this.used));
+    this.out = Buffer.allocUnsafe(CHUNK_BYTES);
+    this.used = 0;
+    this.onRows?.(this.rows);
+    this.rows = 0;
+  }
+
+  /** The row written from its bytes at `used` when every cell is plain: the new end; -1 (nothing written) otherwise. */
+  private plainRow(buf: Buffer, start: Int32Array, end: Int32Array, ms: number, flags: Int32Array | undefined): number {
+    const cell = (i: number) => (flags ? flags[i]! : cellBytes(buf, start[i]!, end[i]!));
+    // Email: never NULL; plain or not at all.
+    if (end[0]! <= start[0]! || plain(cell(0), buf[start[0]!]!, true, false) === NOT_PLAIN) return -1;
+    // IP Address: none (NULL or '') is N/A; a value must be plain (a blank one is N/A too, left to the slow path).
+    const ipNull = end[2]! === -1 || end[2] === start[2];
+    if (!ipNull && plain(cell(2), buf[start[2]!]!, true, false) === NOT_PLAIN) return -1;
+    // Location: the non-blank parts of city, region, country joined with ", ", quoted when that
+    // makes a comma. An empty part is skipped as formatLocation does; a part that is not plain
+    // (blank after trim(), a quote, a control character) leaves the row to the slow path.
+    let parts = 0;
+    let comma = false;
+    for (let i = 3; i <= 5; i++) {
+      if (end[i]! === -1 || end[i] === start[i]) continue;
+      const kind = plain(cell(i), buf[start[i]!]!, parts === 0, true);
+      if (kind === NOT_PLAIN) return -1;
+      if (kind === PLAIN_WITH_COMMA) comma = true;
+      parts++;
+    }
+    const target = this.out;
+    let o = put(target, this.used, buf, start[0]!, end[0]!);
+    target[o++] = COMMA;
+    o = this.dates.write(target, o, ms);
+    target[o++] = COMMA;
+    o = ipNull ? put(target, o, NA, 0, NA.length) : put(target, o, buf, start[2]!, end[2]!);
+    target[o++] = COMMA;
+    if (parts === 0) {
+      o = put(target, o, UNKNOWN, 0, UNKNOWN.length);
+    } else {
+      const quoted = parts > 1 || comma;
+      if (quoted) target[o++] = QUOTE;
+      let written = 0;
+      for (let i = 3; i <= 5; i++) {
+        if (end[i]! === -1 || end[i] === start[i]) continue;
+        if (written++ > 0) o = put(target, o, JOIN, 0, JOIN.length);
+        o = put(target, o, buf, start[i]!, end[i]!);
+      }
+      if (quoted) target[o++] = QUOTE;
+    }
+    target[o++] = 0x0d;
+    target[o++] = 0x0a;
+    return o;
+  }
+}
+
+/** The row as the entry the string writer takes (only the fields the spec's columns read). */
+function decodeRow(buf: Buffer, start: Int32Array, end: Int32Array, ms: number): WaitlistEntry {
+  const text = (i: number) => (end[i]! === -1 ? null : buf.toString('utf8', start[i]!, end[i]!));
+  return {
+    email: text(0) ?? '',
+    created_at: new Date(ms).toISOString(),
+    ip_address: text(2),
+    city: text(3),
+    region: text(4),
+    country: text(5),
+  } as WaitlistEntry;
+}

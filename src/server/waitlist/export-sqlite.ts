@@ -1,0 +1,195 @@
+import type SQLite from 'better-sqlite3';
+import type { CompiledQuery, Kysely } from 'kysely';
+import { rawSqliteOf } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import {
+  ID_CHUNK_SIZE,
+  SQLITE_EXPORT_CELL_SEPARATOR,
+  SQLITE_EXPORT_ROW_SEPARATOR,
+  sqliteExportBatchQuery,
+  sqliteExportRowsQuery,
+  type WaitlistCursor,
+} from './admin-repository.js';
+import { BYTE_CLASS, CELL, CELLS, SpecCsvWriter } from './export-bytes.js';
+import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
+
+/**
+ * The spec's four-column export on SQLite. Each batch of 5,000 rows comes back from SQLite as one
+ * buffer (admin-repository.ts sqliteExportBatchQuery: the cells joined by control characters), and
+ * SpecCsvWriter (export-bytes.ts) writes the CSV from its bytes: no JavaScript string or object per
+ * row. A batch whose values hold a separator (a control character, which no real address or place
+ * has) does not split into its rows and cells as the count says; that batch is read again as rows
+ * and written from their text instead, so the file is the same either way.
+ *
+ * Each batch is one synchronous statement on the server's connection (as every SQLite query is), so
+ * no write falls between a batch and its second reading; between batches other requests run.
+ */
+
+export interface SqliteExportOptions {
+  filter: WaitlistFilter;
+  timeZone: string;
+  /** Told how many rows each chunk written holds (the audit record's count). */
+  onRows?: (rows: number) => void;
+}
+
+interface BatchRow {
+  cells: Buffer | null;
+  n: number;
+  last: string | null;
+}
+
+/** Milliseconds since the epoch of the ISO text at buf[from, to): read directly in its canonical form (`YYYY-MM-DDTHH:MM:SS.sssZ`), else as Date.parse reads it. */
+function isoTime(buf: Buffer, from: number, to: number): number {
+  if (to - from === 24 && buf[from + 10] === 0x54 && buf[from + 23] === 0x5a && buf[from + 4] === 0x2d && buf[from + 19] === 0x2e) {
+    const d = (i: number) => buf[from + i]! - 48;
+    const year = d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3);
+    const month = d(5) * 10 + d(6);
+    const day = d(8) * 10 + d(9);
+    const hour = d(11) * 10 + d(12);
+    const minute = d(14) * 10 + d(15);
+    const second = d(17) * 10 + d(18);
+    const millisecond = d(20) * 100 + d(21) * 10 + d(22);
+    let digits = true;
+    for (const i of DIGIT_AT) if (buf[from + i]! < 48 || buf[from + i]! > 57) digits = false;
+    // Days past the 28th depend on the month, and years below 100 are read differently by Date.UTC: both left to Date.parse.
+    if (digits && year >= 100 && month >= 1 && month <= 12 && day >= 1 && day <= 28 && hour <= 23 && minute <= 59 && second <= 59) {
+      return Date.UTC(year, month - 1, day, hour, minute, second, millisecond);
+    }
+  }
+  return Date.parse(buf.toString('utf8', from, to));
+}
+
+/** Where the canonical ISO text has digits. */
+const DIGIT_AT = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22];
+
+/**
+ * The export as chunks of bytes (BOM and header first), or null when `db` is not SQLite. The first
+ * batch is read before this returns, so a database failure at the start rejects here rather than
+ * cutting a download short.
+ */
+export async function sqliteWaitlistCsv(db: Kysely<Database>, options: SqliteExportOptions): Promise<AsyncIterableIterator<Buffer> | null> {
+  const sqlite = rawSqliteOf(db);
+  if (!sqlite) return null;
+  const { filter } = options;
+  const statements = new Map<string, SQLite.Statement>();
+  const prepared = (compiled: CompiledQuery) => {
+    let statement = statements.get(compiled.sql);
+    if (!statement) statements.set(compiled.sql, (statement = sqlite.prepare(compiled.sql)));
+    return statement;
+  };
+  const writer = new SpecCsvWriter(options.timeZone, options.onRows);
+  const start = new Int32Array(CELLS);
+  const end = new Int32Array(CELLS);
+  // A batch's row: the six cells, then the start of the id.
+  const FRAME = CELLS + 1;
+  // Where each cell of the batch starts (and, at the end, one past the last), and what its bytes
+  // are (cellBytes, worked out in the same pass): filled by split().
+  const bounds = new Int32Array(ID_CHUNK_SIZE * FRAME + 1);
+  const classes = new Int32Array(ID_CHUNK_SIZE * FRAME);
+  const flags = new Int32Array(CELLS);
+
+  /** Compares the `cell`th cells of rows r - 1 and r: positive when row r - 1's sorts after row r's. */
+  const compareCells = (buf: Buffer, r: number, cell: number) => {
+    const previous = (r - 1) * FRAME + cell;
+    const current = r * FRAME + cell;
+    return -buf.compare(buf, bounds[previous]!, bounds[previous + 1]! - 1, bounds[current]!, bounds[current + 1]! - 1);
+  };
+
+  /**
+   * Finds the cells of a batch of `n` rows; false when it does not split into n rows of seven cells,
+   * or (`checkOrder`) when its rows are not in the list's order: created_at descending, then the
+   * id's start descending (equal starts cannot be told apart, so they fail the check too).
+   */
+  const split = (buf: Buffer, n: number, checkOrder: boolean): boolean => {
+    let cell = 0;
+    let bytes = 0;
+    bounds[0] = 0;
+    for (let i = 0; i < buf.length; i++) {
+      const b = buf[i]!;
+      if (b === SQLITE_EXPORT_CELL_SEPARATOR) {
+        classes[cell] = bytes;
+        bytes = 0;
+        if (++cell % FRAME === 0 || cell >= bounds.length) return false;
+        bounds[cell] = i + 1;
+      } else if (b === SQLITE_EXPORT_ROW_SEPARATOR) {
+        classes[cell] = bytes;
+        bytes = 0;
+        if (++cell % FRAME !== 0 || cell >= bounds.length) return false;
+        bounds[cell] = i + 1;
+      } else {
+        bytes |= BYTE_CLASS[b]!;
+      }
+    }
+    classes[cell] = bytes;
+    if (cell !== n * FRAME - 1) return false;
+    bounds[n * FRAME] = buf.length + 1;
+    if (checkOrder) {
+      for (let r = 1; r < n; r++) {
+        const byTime = compareCells(buf, r, CELL.createdAt);
+        if (byTime < 0 || (byTime === 0 && compareCells(buf, r, CELLS) <= 0)) return false;
+      }
+    }
+    return true;
+  };
+
+  /** Writes the `n` rows split() found. */
+  const writeRows = (buf: Buffer, n: number) => {
+    for (let r = 0; r < n; r++) {
+      for (let c = 0; c < CELLS; c++) {
+        start[c] = bounds[r * FRAME + c]!;
+        end[c] = bounds[r * FRAME + c + 1]! - 1;
+        flags[c] = classes[r * FRAME + c]!;
+      }
+      writer.row(buf, start, end, isoTime(buf, start[CELL.createdAt]!, end[CELL.createdAt]!), flags);
+    }
+  };
+
+  /** One row read as text: its cells as UTF-8, written like any other. */
+  const writeTextRow = (values: Array<string | null>) => {
+    const parts = values.map((v) => Buffer.from(v ?? ''));
+    const buf = Buffer.concat(parts);
+    let at = 0;
+    for (let c = 0; c < CELLS; c++) {
+      start[c] = at;
+      at += parts[c]!.length;
+      end[c] = at;
+    }
+    writer.row(buf, start, end, isoTime(buf, start[CELL.createdAt]!, end[CELL.createdAt]!));
+  };
+
+  /** Writes the batch after `after`; the position after it, or null at the end. */
+  const batch = (after: WaitlistCursor | null) =>
+    db.connection().execute(async () => {
+      const read = (ordered: boolean) => {
+        const compiled = sqliteExportBatchQuery(db, filter, after, ID_CHUNK_SIZE, ordered);
+        return prepared(compiled).get(...(compiled.parameters as unknown[])) as BatchRow;
+      };
+      let row = read(false);
+      if (!row.n || !row.cells || row.last === null) return null;
+      if (!split(row.cells, row.n, true)) {
+        row = read(true);
+        if (!row.cells || !split(row.cells, row.n, false)) {
+          // A value held a separator: the same rows, read as text. Each batch is one synchronous
+          // run on the server's only connection, so no write comes in between its readings.
+          const compiled = sqliteExportRowsQuery(db, filter, after, ID_CHUNK_SIZE);
+          const rows = sqlite.prepare(compiled.sql).raw(true).all(...(compiled.parameters as unknown[])) as Array<Array<string | null>>;
+          for (const values of rows) writeTextRow(values);
+          row.cells = null;
+        }
+      }
+      if (row.cells) writeRows(row.cells, row.n);
+      const separator = row.last!.indexOf(String.fromCharCode(SQLITE_EXPORT_CELL_SEPARATOR));
+      return row.n < ID_CHUNK_SIZE ? null : { createdAt: row.last!.slice(0, separator), id: row.last!.slice(separator + 1) };
+    });
+
+  let next = await batch(null);
+  return (async function* () {
+    yield writer.header();
+    yield* writer.take();
+    while (next) {
+      next = await batch(next);
+      yield* writer.take();
+    }
+    yield* writer.finish();
+  })();
+}
