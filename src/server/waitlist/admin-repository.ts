@@ -2,7 +2,6 @@ import type SQLite from 'better-sqlite3';
 import { sql, type CompiledQuery, type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import { isPostgres, rawSqliteOf } from '../db/database.js';
 import { inlinePostgresParameters } from '../db/postgres-literals.js';
-import { SQLITE_EXPORT_CELL_SEPARATOR, SQLITE_EXPORT_ID_PREFIX, SQLITE_EXPORT_ROW_SEPARATOR } from './export-frames.js';
 import type { Database } from '../db/schema.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { NONE_VALUE, searchDomain, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
@@ -191,12 +190,6 @@ function afterPosition(after: WaitlistCursor): (eb: WaitlistExpressionBuilder) =
     eb.and([eb('created_at', '<=', after.createdAt), eb.or([eb('created_at', '<', after.createdAt), eb('id', '<', after.id)])]);
 }
 
-/** (created_at, id) >= (T, I): the rows up to and including a keyset position (a batch read again, bounded at both ends). */
-function throughPosition(through: WaitlistCursor): (eb: WaitlistExpressionBuilder) => Expression<SqlBool> {
-  return (eb) =>
-    eb.and([eb('created_at', '>=', through.createdAt), eb.or([eb('created_at', '>', through.createdAt), eb('id', '>=', through.id)])]);
-}
-
 // ---------------------------------------------------------------------------------------------
 
 /** How many entries match the filter (all of them without one). */
@@ -349,6 +342,11 @@ export function copyExportQuery(db: Kysely<Database>, filter: WaitlistFilter): s
   return inlinePostgresParameters(query);
 }
 
+/** What separates the cells of a row and the rows in a batch of sqliteExportBatchQuery (control characters, which no plain cell has). */
+export const SQLITE_EXPORT_CELL_SEPARATOR = 0x1f;
+export const SQLITE_EXPORT_ROW_SEPARATOR = 0x1e;
+/** How much of each row's id a batch of sqliteExportBatchQuery carries, after its columns. */
+export const SQLITE_EXPORT_ID_PREFIX = 8;
 
 /**
  * SQLite: the next `limit` entries matching `filter` after `after` (from the newest without one),
@@ -361,18 +359,10 @@ export function copyExportQuery(db: Kysely<Database>, filter: WaitlistFilter): s
  *
  * `ordered`: the rows are joined in the list's order as SQL promises it (string_agg … ORDER BY, a
  * sort that makes the batch half as costly again). Without it they come in the order the subquery
- * reads them, which SQLite does not promise; export-frames.ts checks it (by created_at, then the
- * id's start) and export-sqlite.ts reads a batch where it does not hold or cannot be told again with
- * `ordered`, bounded by `through` (the batch's last position) so it is the same range of rows.
+ * reads them, which SQLite does not promise; export-sqlite.ts checks it (by created_at, then the
+ * id's start) and asks again with `ordered` for a batch where it does not hold or cannot be told.
  */
-export function sqliteExportBatchQuery(
-  db: Kysely<Database>,
-  filter: WaitlistFilter,
-  after: WaitlistCursor | null,
-  limit: number,
-  ordered: boolean,
-  through: WaitlistCursor | null = null,
-): CompiledQuery {
+export function sqliteExportBatchQuery(db: Kysely<Database>, filter: WaitlistFilter, after: WaitlistCursor | null, limit: number, ordered: boolean): CompiledQuery {
   const cell = (column: (typeof COPY_EXPORT_COLUMNS)[number]) => (column === 'email' || column === 'created_at' ? sql.ref(column) : sql`coalesce(${sql.ref(column)}, '')`);
   const separator = sql`char(${sql.lit(SQLITE_EXPORT_CELL_SEPARATOR)})`;
   // The columns, then the first 8 characters of the id: with created_at, enough to check the order.
@@ -385,7 +375,6 @@ export function sqliteExportBatchQuery(
     .orderBy('id', 'desc')
     .limit(limit);
   if (after) batch = batch.where(afterPosition(after));
-  if (through) batch = batch.where(throughPosition(through));
   const rowSeparator = sql`char(${sql.lit(SQLITE_EXPORT_ROW_SEPARATOR)})`;
   return db
     .selectFrom(batch.as('batch'))
@@ -401,13 +390,7 @@ export function sqliteExportBatchQuery(
 }
 
 /** SQLite: the entries of the same batch as sqliteExportBatchQuery, as rows of COPY_EXPORT_COLUMNS (for a batch its text could not carry). */
-export function sqliteExportRowsQuery(
-  db: Kysely<Database>,
-  filter: WaitlistFilter,
-  after: WaitlistCursor | null,
-  limit: number,
-  through: WaitlistCursor | null = null,
-): CompiledQuery {
+export function sqliteExportRowsQuery(db: Kysely<Database>, filter: WaitlistFilter, after: WaitlistCursor | null, limit: number): CompiledQuery {
   let query = db
     .selectFrom('waitlist')
     .select([...COPY_EXPORT_COLUMNS])
@@ -416,7 +399,6 @@ export function sqliteExportRowsQuery(
     .orderBy('id', 'desc')
     .limit(limit);
   if (after) query = query.where(afterPosition(after));
-  if (through) query = query.where(throughPosition(through));
   return query.compile();
 }
 

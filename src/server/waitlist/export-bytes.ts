@@ -132,62 +132,6 @@ class DateCells {
 }
 
 /**
- * A batch of rows as one buffer of cells, each row FRAME cells (the six of CELL, then whatever the
- * reader checks the order by): where each cell starts (bounds; one past the end of the last cell
- * after it) and what its bytes are (cellBytes). Made by export-sqlite.ts, written on the main thread
- * or in export-worker.ts.
- */
-export interface FramedBatch {
-  cells: Buffer;
-  n: number;
-  frame: number;
-  /** n × frame + 1 positions: cell k is cells[bounds[k], bounds[k + 1] - 1). */
-  bounds: Int32Array;
-  /** n × frame cellBytes() values. */
-  classes: Int32Array;
-}
-
-/** Writes a framed batch's rows. */
-export function writeFramedRows(writer: SpecCsvWriter, batch: FramedBatch): void {
-  const { cells: buf, n, frame, bounds, classes } = batch;
-  const start = new Int32Array(CELLS);
-  const end = new Int32Array(CELLS);
-  const flags = new Int32Array(CELLS);
-  for (let r = 0; r < n; r++) {
-    for (let c = 0; c < CELLS; c++) {
-      start[c] = bounds[r * frame + c]!;
-      end[c] = bounds[r * frame + c + 1]! - 1;
-      flags[c] = classes[r * frame + c]!;
-    }
-    writer.row(buf, start, end, isoTime(buf, start[CELL.createdAt]!, end[CELL.createdAt]!), flags);
-  }
-}
-
-/** Milliseconds since the epoch of the ISO text at buf[from, to): read directly in its canonical form (`YYYY-MM-DDTHH:MM:SS.sssZ`), else as Date.parse reads it. */
-export function isoTime(buf: Buffer, from: number, to: number): number {
-  if (to - from === 24 && buf[from + 10] === 0x54 && buf[from + 23] === 0x5a && buf[from + 4] === 0x2d && buf[from + 19] === 0x2e) {
-    const d = (i: number) => buf[from + i]! - 48;
-    const year = d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3);
-    const month = d(5) * 10 + d(6);
-    const day = d(8) * 10 + d(9);
-    const hour = d(11) * 10 + d(12);
-    const minute = d(14) * 10 + d(15);
-    const second = d(17) * 10 + d(18);
-    const millisecond = d(20) * 100 + d(21) * 10 + d(22);
-    let digits = true;
-    for (const i of DIGIT_AT) if (buf[from + i]! < 48 || buf[from + i]! > 57) digits = false;
-    // Days past the 28th depend on the month, and years below 100 are read differently by Date.UTC: both left to Date.parse.
-    if (digits && year >= 100 && month >= 1 && month <= 12 && day >= 1 && day <= 28 && hour <= 23 && minute <= 59 && second <= 59) {
-      return Date.UTC(year, month - 1, day, hour, minute, second, millisecond);
-    }
-  }
-  return Date.parse(buf.toString('utf8', from, to));
-}
-
-/** Where the canonical ISO text has digits. */
-const DIGIT_AT = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22];
-
-/**
  * Writes the export from rows given as cell positions: `header()` first, `row()` for each row in
  * order, `take()` for the chunks completed so far, `finish()` for the last one.
  */
@@ -313,37 +257,3 @@ function decodeRow(buf: Buffer, start: Int32Array, end: Int32Array, ms: number):
     country: text(5),
   } as WaitlistEntry;
 }
-
-/**
- * `source` with `cleanup` run once when it ends, fails or is closed: also when it is closed before
- * its first next(), where a generator's own finally never runs (a response that closed before its
- * stream was read).
- */
-export function closingIterator<T>(source: AsyncGenerator<T>, cleanup: (complete: boolean) => void): AsyncIterableIterator<T> {
-  let done = false;
-  const finish = (complete: boolean) => {
-    if (done) return;
-    done = true;
-    cleanup(complete);
-  };
-  const handle: AsyncIterableIterator<T> = {
-    next: async () => {
-      try {
-        const result = await source.next();
-        if (result.done) finish(true);
-        return result;
-      } catch (error) {
-        finish(false);
-        throw error;
-      }
-    },
-    return: async () => {
-      const result = await source.return(undefined);
-      finish(false);
-      return result;
-    },
-    [Symbol.asyncIterator]: () => handle,
-  };
-  return handle;
-}
-

@@ -4,7 +4,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import { postgresPoolOf } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { copyExportQuery } from './admin-repository.js';
-import { CELL, CELLS, closingIterator, SpecCsvWriter } from './export-bytes.js';
+import { CELL, CELLS, SpecCsvWriter } from './export-bytes.js';
 import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 
 /**
@@ -71,6 +71,18 @@ export async function copyWaitlistCsv(db: Kysely<Database>, options: CopyExportO
     client.release(true);
     throw err;
   }
+  let released = false;
+  const release = (complete: boolean) => {
+    if (released) return;
+    released = true;
+    if (complete) {
+      client.release();
+    } else {
+      // Stopped mid-COPY: the connection is in the middle of the protocol, so it is closed, not reused.
+      stream.destroy();
+      client.release(true);
+    }
+  };
   const chunks = (async function* () {
     if (!first.done) yield first.value;
     for (;;) {
@@ -79,15 +91,27 @@ export async function copyWaitlistCsv(db: Kysely<Database>, options: CopyExportO
       yield next.value;
     }
   })();
-  return closingIterator(writeCsv(chunks, options), (complete) => {
-    if (complete) {
-      client.release();
-    } else {
-      // Stopped mid-COPY: the connection is in the middle of the protocol, so it is closed, not reused.
-      stream.destroy();
-      client.release(true);
+  const csv = (async function* () {
+    let complete = false;
+    try {
+      yield* writeCsv(chunks, options);
+      complete = true;
+    } finally {
+      release(complete);
     }
-  });
+  })();
+  // A generator closed before its first next() never runs its finally: this return() also lets go
+  // of the connection then (the response closed before the stream was read).
+  const handle: AsyncIterableIterator<Buffer> = {
+    next: () => csv.next(),
+    return: async () => {
+      const result = await csv.return(undefined);
+      release(false);
+      return result;
+    },
+    [Symbol.asyncIterator]: () => handle,
+  };
+  return handle;
 }
 
 /** The CSV from the binary COPY's chunks (exported for the tests, which feed it split at every byte). */

@@ -1,26 +1,28 @@
 import type SQLite from 'better-sqlite3';
 import type { CompiledQuery, Kysely } from 'kysely';
-import type { Worker } from 'node:worker_threads';
 import { rawSqliteOf } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { startModuleWorker } from '../runtime/module-worker.js';
-import { ID_CHUNK_SIZE, sqliteExportBatchQuery, sqliteExportRowsQuery, type WaitlistCursor } from './admin-repository.js';
-import { CELL, CELLS, closingIterator, isoTime, SpecCsvWriter, writeFramedRows } from './export-bytes.js';
-import { frameBatch, SQLITE_EXPORT_CELL_SEPARATOR } from './export-frames.js';
-import type { ExportWorkerBatch, ExportWorkerData } from './export-worker.js';
+import {
+  ID_CHUNK_SIZE,
+  SQLITE_EXPORT_CELL_SEPARATOR,
+  SQLITE_EXPORT_ROW_SEPARATOR,
+  sqliteExportBatchQuery,
+  sqliteExportRowsQuery,
+  type WaitlistCursor,
+} from './admin-repository.js';
+import { BYTE_CLASS, CELL, CELLS, SpecCsvWriter } from './export-bytes.js';
 import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 
 /**
  * The spec's four-column export on SQLite. Each batch of 5,000 rows comes back from SQLite as one
  * buffer (admin-repository.ts sqliteExportBatchQuery: the cells joined by control characters), and
  * SpecCsvWriter (export-bytes.ts) writes the CSV from its bytes: no JavaScript string or object per
- * row. When the first batch is full (more follow), a worker thread (export-worker.ts) splits, checks
- * and writes each batch while this thread reads the next one from SQLite.
+ * row. A batch whose values hold a separator (a control character, which no real address or place
+ * has) does not split into its rows and cells as the count says; that batch is read again as rows
+ * and written from their text instead, so the file is the same either way.
  *
- * A batch that fails the check (export-frames.ts: its rows out of order, or a value holding a
- * separator) is read again over the same range of positions: in the order SQL promises, or, when a
- * value holds a separator, as rows of text written from their strings. The file is the same either
- * way (tests/server/export-bytes.test.ts).
+ * Each batch is one synchronous statement on the server's connection (as every SQLite query is), so
+ * no write falls between a batch and its second reading; between batches other requests run.
  */
 
 export interface SqliteExportOptions {
@@ -36,63 +38,29 @@ interface BatchRow {
   last: string | null;
 }
 
-/** Where the worker's answer for a batch goes (answers come in the order the batches were sent). */
-interface Pending {
-  resolve: (chunks: Buffer[] | null) => void;
-  reject: (error: Error) => void;
-}
-
-/** The ArrayBuffer behind `view` when the view is all of it (then it can be moved to a worker rather than copied). */
-function ownBuffer(view: ArrayBufferView): ArrayBuffer | null {
-  return view.buffer instanceof ArrayBuffer && view.byteOffset === 0 && view.byteLength === view.buffer.byteLength ? view.buffer : null;
-}
-
-/**
- * Writes batches in a worker thread (export-worker.ts), one after another: their chunks, or null for
- * a batch that failed the check. Null when the worker cannot start; the batches are then written on
- * the main thread.
- */
-function startFormatter(timeZone: string): { format(batch: ExportWorkerBatch): Promise<Buffer[] | null>; stop(): void } | null {
-  let worker: Worker;
-  try {
-    worker = startModuleWorker(import.meta.url, 'export-worker', { workerData: { timeZone } satisfies ExportWorkerData });
-  } catch {
-    return null;
+/** Milliseconds since the epoch of the ISO text at buf[from, to): read directly in its canonical form (`YYYY-MM-DDTHH:MM:SS.sssZ`), else as Date.parse reads it. */
+function isoTime(buf: Buffer, from: number, to: number): number {
+  if (to - from === 24 && buf[from + 10] === 0x54 && buf[from + 23] === 0x5a && buf[from + 4] === 0x2d && buf[from + 19] === 0x2e) {
+    const d = (i: number) => buf[from + i]! - 48;
+    const year = d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3);
+    const month = d(5) * 10 + d(6);
+    const day = d(8) * 10 + d(9);
+    const hour = d(11) * 10 + d(12);
+    const minute = d(14) * 10 + d(15);
+    const second = d(17) * 10 + d(18);
+    const millisecond = d(20) * 100 + d(21) * 10 + d(22);
+    let digits = true;
+    for (const i of DIGIT_AT) if (buf[from + i]! < 48 || buf[from + i]! > 57) digits = false;
+    // Days past the 28th depend on the month, and years below 100 are read differently by Date.UTC: both left to Date.parse.
+    if (digits && year >= 100 && month >= 1 && month <= 12 && day >= 1 && day <= 28 && hour <= 23 && minute <= 59 && second <= 59) {
+      return Date.UTC(year, month - 1, day, hour, minute, second, millisecond);
+    }
   }
-  const pending: Pending[] = [];
-  let failure: Error | null = null;
-  const fail = (error: Error) => {
-    failure ??= error;
-    for (const p of pending.splice(0)) p.reject(failure);
-  };
-  worker.on('message', (chunks: Uint8Array[] | null) =>
-    pending.shift()?.resolve(chunks && chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength))),
-  );
-  worker.on('error', fail);
-  worker.on('exit', (code) => fail(new Error(`the export worker stopped (exit code ${code})`)));
-  return {
-    format(batch) {
-      if (failure) return Promise.reject(failure);
-      return new Promise<Buffer[] | null>((resolve, reject) => {
-        pending.push({ resolve, reject });
-        const own = ownBuffer(batch.cells);
-        worker.postMessage(batch, own ? [own] : []);
-      });
-    },
-    stop() {
-      failure ??= new Error('the export stopped');
-      void worker.terminate();
-    },
-  };
+  return Date.parse(buf.toString('utf8', from, to));
 }
 
-/** A batch as read: its rows (null at the end), how many, and the positions bounding it. */
-interface ReadBatch {
-  cells: Buffer | null;
-  n: number;
-  after: WaitlistCursor | null;
-  last: WaitlistCursor | null;
-}
+/** Where the canonical ISO text has digits. */
+const DIGIT_AT = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22];
 
 /**
  * The export as chunks of bytes (BOM and header first), or null when `db` is not SQLite. The first
@@ -102,20 +70,81 @@ interface ReadBatch {
 export async function sqliteWaitlistCsv(db: Kysely<Database>, options: SqliteExportOptions): Promise<AsyncIterableIterator<Buffer> | null> {
   const sqlite = rawSqliteOf(db);
   if (!sqlite) return null;
-  const { filter, timeZone } = options;
+  const { filter } = options;
   const statements = new Map<string, SQLite.Statement>();
   const prepared = (compiled: CompiledQuery) => {
     let statement = statements.get(compiled.sql);
     if (!statement) statements.set(compiled.sql, (statement = sqlite.prepare(compiled.sql)));
     return statement;
   };
-  const batchRow = (compiled: CompiledQuery) => prepared(compiled).get(...(compiled.parameters as unknown[])) as BatchRow;
-  // Writes on this thread: batches read again, and every batch when there is no worker.
-  const writer = new SpecCsvWriter(timeZone);
-
-  /** One row read as text: its cells as UTF-8, written like any other. */
+  const writer = new SpecCsvWriter(options.timeZone, options.onRows);
   const start = new Int32Array(CELLS);
   const end = new Int32Array(CELLS);
+  // A batch's row: the six cells, then the start of the id.
+  const FRAME = CELLS + 1;
+  // Where each cell of the batch starts (and, at the end, one past the last), and what its bytes
+  // are (cellBytes, worked out in the same pass): filled by split().
+  const bounds = new Int32Array(ID_CHUNK_SIZE * FRAME + 1);
+  const classes = new Int32Array(ID_CHUNK_SIZE * FRAME);
+  const flags = new Int32Array(CELLS);
+
+  /** Compares the `cell`th cells of rows r - 1 and r: positive when row r - 1's sorts after row r's. */
+  const compareCells = (buf: Buffer, r: number, cell: number) => {
+    const previous = (r - 1) * FRAME + cell;
+    const current = r * FRAME + cell;
+    return -buf.compare(buf, bounds[previous]!, bounds[previous + 1]! - 1, bounds[current]!, bounds[current + 1]! - 1);
+  };
+
+  /**
+   * Finds the cells of a batch of `n` rows; false when it does not split into n rows of seven cells,
+   * or (`checkOrder`) when its rows are not in the list's order: created_at descending, then the
+   * id's start descending (equal starts cannot be told apart, so they fail the check too).
+   */
+  const split = (buf: Buffer, n: number, checkOrder: boolean): boolean => {
+    let cell = 0;
+    let bytes = 0;
+    bounds[0] = 0;
+    for (let i = 0; i < buf.length; i++) {
+      const b = buf[i]!;
+      if (b === SQLITE_EXPORT_CELL_SEPARATOR) {
+        classes[cell] = bytes;
+        bytes = 0;
+        if (++cell % FRAME === 0 || cell >= bounds.length) return false;
+        bounds[cell] = i + 1;
+      } else if (b === SQLITE_EXPORT_ROW_SEPARATOR) {
+        classes[cell] = bytes;
+        bytes = 0;
+        if (++cell % FRAME !== 0 || cell >= bounds.length) return false;
+        bounds[cell] = i + 1;
+      } else {
+        bytes |= BYTE_CLASS[b]!;
+      }
+    }
+    classes[cell] = bytes;
+    if (cell !== n * FRAME - 1) return false;
+    bounds[n * FRAME] = buf.length + 1;
+    if (checkOrder) {
+      for (let r = 1; r < n; r++) {
+        const byTime = compareCells(buf, r, CELL.createdAt);
+        if (byTime < 0 || (byTime === 0 && compareCells(buf, r, CELLS) <= 0)) return false;
+      }
+    }
+    return true;
+  };
+
+  /** Writes the `n` rows split() found. */
+  const writeRows = (buf: Buffer, n: number) => {
+    for (let r = 0; r < n; r++) {
+      for (let c = 0; c < CELLS; c++) {
+        start[c] = bounds[r * FRAME + c]!;
+        end[c] = bounds[r * FRAME + c + 1]! - 1;
+        flags[c] = classes[r * FRAME + c]!;
+      }
+      writer.row(buf, start, end, isoTime(buf, start[CELL.createdAt]!, end[CELL.createdAt]!), flags);
+    }
+  };
+
+  /** One row read as text: its cells as UTF-8, written like any other. */
   const writeTextRow = (values: Array<string | null>) => {
     const parts = values.map((v) => Buffer.from(v ?? ''));
     const buf = Buffer.concat(parts);
@@ -128,66 +157,39 @@ export async function sqliteWaitlistCsv(db: Kysely<Database>, options: SqliteExp
     writer.row(buf, start, end, isoTime(buf, start[CELL.createdAt]!, end[CELL.createdAt]!));
   };
 
-  /** Reads the batch after `after` (in the order the subquery gives, checked when it is written). */
-  const readBatch = (after: WaitlistCursor | null) =>
-    db.connection().execute(async (): Promise<ReadBatch> => {
-      const row = batchRow(sqliteExportBatchQuery(db, filter, after, ID_CHUNK_SIZE, false));
-      if (!row.n || !row.cells || row.last === null) return { cells: null, n: 0, after, last: null };
-      const separator = row.last.indexOf(String.fromCharCode(SQLITE_EXPORT_CELL_SEPARATOR));
-      return { cells: row.cells, n: row.n, after, last: { createdAt: row.last.slice(0, separator), id: row.last.slice(separator + 1) } };
-    });
-
-  /** Writes, on this thread, the rows between a batch's positions, read again: in SQL's order, or as text when a value holds a separator. */
-  const rewrite = (batch: ReadBatch) =>
-    db.connection().execute(async (): Promise<Buffer[]> => {
-      const row = batchRow(sqliteExportBatchQuery(db, filter, batch.after, ID_CHUNK_SIZE, true, batch.last));
-      const framed = row.n && row.cells ? frameBatch(row.cells, row.n, false) : null;
-      if (framed) {
-        writeFramedRows(writer, framed);
-      } else {
-        const compiled = sqliteExportRowsQuery(db, filter, batch.after, ID_CHUNK_SIZE, batch.last);
-        for (const values of sqlite.prepare(compiled.sql).raw(true).all(...(compiled.parameters as unknown[])) as Array<Array<string | null>>) {
-          writeTextRow(values);
+  /** Writes the batch after `after`; the position after it, or null at the end. */
+  const batch = (after: WaitlistCursor | null) =>
+    db.connection().execute(async () => {
+      const read = (ordered: boolean) => {
+        const compiled = sqliteExportBatchQuery(db, filter, after, ID_CHUNK_SIZE, ordered);
+        return prepared(compiled).get(...(compiled.parameters as unknown[])) as BatchRow;
+      };
+      let row = read(false);
+      if (!row.n || !row.cells || row.last === null) return null;
+      if (!split(row.cells, row.n, true)) {
+        row = read(true);
+        if (!row.cells || !split(row.cells, row.n, false)) {
+          // A value held a separator: the same rows, read as text. Each batch is one synchronous
+          // run on the server's only connection, so no write comes in between its readings.
+          const compiled = sqliteExportRowsQuery(db, filter, after, ID_CHUNK_SIZE);
+          const rows = sqlite.prepare(compiled.sql).raw(true).all(...(compiled.parameters as unknown[])) as Array<Array<string | null>>;
+          for (const values of rows) writeTextRow(values);
+          row.cells = null;
         }
       }
-      return writer.finish();
+      if (row.cells) writeRows(row.cells, row.n);
+      const separator = row.last!.indexOf(String.fromCharCode(SQLITE_EXPORT_CELL_SEPARATOR));
+      return row.n < ID_CHUNK_SIZE ? null : { createdAt: row.last!.slice(0, separator), id: row.last!.slice(separator + 1) };
     });
 
-  /** Writes a batch on this thread; null when it fails the check. */
-  const writeHere = (batch: ReadBatch): Buffer[] | null => {
-    const framed = frameBatch(batch.cells!, batch.n, true);
-    if (!framed) return null;
-    writeFramedRows(writer, framed);
-    return writer.finish();
-  };
-
-  const first = await readBatch(null);
-  // A worker only when there is more than one batch to write.
-  const formatter = first.n === ID_CHUNK_SIZE ? startFormatter(timeZone) : null;
-  const format = (batch: ReadBatch): Promise<Buffer[] | null> => {
-    if (!batch.cells) return Promise.resolve([]);
-    return formatter ? formatter.format({ cells: batch.cells, n: batch.n }) : Promise.resolve(writeHere(batch));
-  };
-  /** The batch's chunks, written again here when the check failed. */
-  const written = async (batch: ReadBatch, chunks: Promise<Buffer[] | null>) => (await chunks) ?? (await rewrite(batch));
-
-  const file = (async function* () {
+  let next = await batch(null);
+  return (async function* () {
     yield writer.header();
-    // Batch k is written (by the worker) while batch k + 1 is read.
-    let batch = first;
-    let queued = { batch, chunks: format(batch) };
-    // Never left unhandled if the reader stops early.
-    queued.chunks.catch(() => undefined);
-    while (batch.n === ID_CHUNK_SIZE) {
-      batch = await readBatch(batch.last);
-      const following = { batch, chunks: format(batch) };
-      following.chunks.catch(() => undefined);
-      yield* await written(queued.batch, queued.chunks);
-      options.onRows?.(queued.batch.n);
-      queued = following;
+    yield* writer.take();
+    while (next) {
+      next = await batch(next);
+      yield* writer.take();
     }
-    yield* await written(queued.batch, queued.chunks);
-    options.onRows?.(queued.batch.n);
+    yield* writer.finish();
   })();
-  return closingIterator(file, () => formatter?.stop());
 }
