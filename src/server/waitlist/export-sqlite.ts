@@ -17,9 +17,12 @@ import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
  * The spec's four-column export on SQLite. Each batch of 5,000 rows comes back from SQLite as one
  * buffer (admin-repository.ts sqliteExportBatchQuery: the cells joined by control characters), and
  * SpecCsvWriter (export-bytes.ts) writes the CSV from its bytes: no JavaScript string or object per
- * row. A batch whose values hold a separator (a control character, which no real address or place
- * has) does not split into its rows and cells as the count says; that batch is read again as rows
- * and written from their text instead, so the file is the same either way.
+ * row. The rows come joined in the order the subquery reads them, which SQLite does not promise, so
+ * each batch's order is checked (created_at, then the id's start) and a batch where it does not hold
+ * or cannot be told (equal timestamps) is read again with string_agg … ORDER BY. A batch whose
+ * values hold a separator (a control character, which no real address or place has) does not split
+ * into its rows and cells as the count says; that batch is read again as rows and written from
+ * their text instead, so the file is the same either way.
  *
  * Each batch is one synchronous statement on the server's connection (as every SQLite query is), so
  * no write falls between a batch and its second reading; between batches other requests run.
