@@ -16,7 +16,7 @@ import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
  */
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
-/** Microseconds from PostgreSQL's epoch (2000-01-01) split so the millisecond stays exact: 2^32 = 4294967 × 1000 + 296. */
+/** PostgreSQL's epoch (2000-01-01 UTC), which a binary timestamp counts microseconds from, in milliseconds since 1970. */
 const PG_EPOCH_MS = Date.UTC(2000, 0, 1);
 
 /** Signed 32-bit big-endian integer at buf[at]. */
@@ -32,8 +32,8 @@ export interface CopyExportOptions {
 }
 
 /**
- * Whether the copy export can serve `db`: PostgreSQL whose text is UTF-8 (binary COPY sends text in
- * the server's encoding, unconverted).
+ * A pooled client for the copy export, or null when it cannot serve `db`: only PostgreSQL whose text
+ * is UTF-8 can (binary COPY sends text in the server's encoding, unconverted).
  */
 async function withCopyClient(db: Kysely<Database>): Promise<pg.PoolClient | null> {
   const pool = postgresPoolOf(db);
