@@ -323,23 +323,30 @@ export async function* iterateMatchingWaitlist(
   }
 }
 
-/** The columns of a COPY export's rows, in this order (export-copy.ts reads them by position). */
-export const COPY_EXPORT_COLUMNS = ['email', 'created_at', 'ip_address', 'city', 'region', 'country'] as const satisfies ReadonlyArray<keyof WaitlistEntry>;
+/**
+ * The stored columns the spec's four CSV columns are written from, in this order: the entry
+ * export's fields (admin-routes.ts) and the cells the bytes export reads by position
+ * (export-copy.ts, export-sqlite.ts).
+ */
+export const SPEC_EXPORT_COLUMNS = ['email', 'created_at', 'ip_address', 'city', 'region', 'country'] as const satisfies ReadonlyArray<keyof WaitlistEntry>;
+
+/** SPEC_EXPORT_COLUMNS (and `extra`) of the entries matching `filter`, newest first: the query every bytes export starts from. */
+function exportRows(db: Kysely<Database>, filter: WaitlistFilter, extra: ReadonlyArray<'id'> = []) {
+  return db
+    .selectFrom('waitlist')
+    .select([...extra, ...SPEC_EXPORT_COLUMNS])
+    .where(matching(db, filter, { search: 'inline' }))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc');
+}
 
 /**
- * PostgreSQL: one SELECT of COPY_EXPORT_COLUMNS for every entry matching `filter`, newest first,
+ * PostgreSQL: one SELECT of SPEC_EXPORT_COLUMNS for every entry matching `filter`, newest first,
  * with its parameters written in as literals (a COPY takes none): the statement export-copy.ts
  * streams with COPY … TO STDOUT.
  */
 export function copyExportQuery(db: Kysely<Database>, filter: WaitlistFilter): string {
-  const query = db
-    .selectFrom('waitlist')
-    .select([...COPY_EXPORT_COLUMNS])
-    .where(matching(db, filter, { search: 'inline' }))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .compile();
-  return inlinePostgresParameters(query);
+  return inlinePostgresParameters(exportRows(db, filter).compile());
 }
 
 /** What separates the cells of a row and the rows in a batch of sqliteExportBatchQuery (control characters, which no plain cell has). */
@@ -350,7 +357,7 @@ export const SQLITE_EXPORT_ID_PREFIX = 8;
 
 /**
  * SQLite: the next `limit` entries matching `filter` after `after` (from the newest without one),
- * as one value: COPY_EXPORT_COLUMNS of each row and the start of its id (SQLITE_EXPORT_ID_PREFIX
+ * as one value: SPEC_EXPORT_COLUMNS of each row and the start of its id (SQLITE_EXPORT_ID_PREFIX
  * characters) joined by SQLITE_EXPORT_CELL_SEPARATOR (NULL as empty), the rows joined by
  * SQLITE_EXPORT_ROW_SEPARATOR, as a BLOB of UTF-8; with the number of
  * rows and the last one's position (created_at and id joined by the cell separator, which sorts
@@ -363,17 +370,11 @@ export const SQLITE_EXPORT_ID_PREFIX = 8;
  * id's start) and asks again with `ordered` for a batch where it does not hold or cannot be told.
  */
 export function sqliteExportBatchQuery(db: Kysely<Database>, filter: WaitlistFilter, after: WaitlistCursor | null, limit: number, ordered: boolean): CompiledQuery {
-  const cell = (column: (typeof COPY_EXPORT_COLUMNS)[number]) => (column === 'email' || column === 'created_at' ? sql.ref(column) : sql`coalesce(${sql.ref(column)}, '')`);
+  const cell = (column: (typeof SPEC_EXPORT_COLUMNS)[number]) => (column === 'email' || column === 'created_at' ? sql.ref(column) : sql`coalesce(${sql.ref(column)}, '')`);
   const separator = sql`char(${sql.lit(SQLITE_EXPORT_CELL_SEPARATOR)})`;
   // The columns, then the first 8 characters of the id: with created_at, enough to check the order.
-  const cells = sql.join([...COPY_EXPORT_COLUMNS.map((column) => cell(column)), sql`substr(id, 1, ${sql.lit(SQLITE_EXPORT_ID_PREFIX)})`], sql` || ${separator} || `);
-  let batch = db
-    .selectFrom('waitlist')
-    .select(['id', ...COPY_EXPORT_COLUMNS])
-    .where(matching(db, filter, { search: 'inline' }))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit);
+  const cells = sql.join([...SPEC_EXPORT_COLUMNS.map((column) => cell(column)), sql`substr(id, 1, ${sql.lit(SQLITE_EXPORT_ID_PREFIX)})`], sql` || ${separator} || `);
+  let batch = exportRows(db, filter, ['id']).limit(limit);
   if (after) batch = batch.where(afterPosition(after));
   const rowSeparator = sql`char(${sql.lit(SQLITE_EXPORT_ROW_SEPARATOR)})`;
   return db
@@ -389,15 +390,9 @@ export function sqliteExportBatchQuery(db: Kysely<Database>, filter: WaitlistFil
     .compile();
 }
 
-/** SQLite: the entries of the same batch as sqliteExportBatchQuery, as rows of COPY_EXPORT_COLUMNS (for a batch its text could not carry). */
+/** SQLite: the entries of the same batch as sqliteExportBatchQuery, as rows of SPEC_EXPORT_COLUMNS (for a batch its text could not carry). */
 export function sqliteExportRowsQuery(db: Kysely<Database>, filter: WaitlistFilter, after: WaitlistCursor | null, limit: number): CompiledQuery {
-  let query = db
-    .selectFrom('waitlist')
-    .select([...COPY_EXPORT_COLUMNS])
-    .where(matching(db, filter, { search: 'inline' }))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit);
+  let query = exportRows(db, filter).limit(limit);
   if (after) query = query.where(afterPosition(after));
   return query.compile();
 }

@@ -56,7 +56,7 @@ const EXPORT_BATCH_ROWS = queries.ID_CHUNK_SIZE;
  * The entry fields the export's CSV columns read (src/shared/waitlist/csv.ts): the spec's four
  * columns, and the attribution columns when asked for. Only these are read from the database.
  */
-const SPEC_EXPORT_FIELDS = ['email', 'created_at', 'ip_address', 'city', 'region', 'country'] as const satisfies ReadonlyArray<keyof WaitlistEntry>;
+const SPEC_EXPORT_FIELDS = queries.SPEC_EXPORT_COLUMNS;
 const ATTRIBUTION_EXPORT_FIELDS = [...SPEC_EXPORT_FIELDS, ...ATTRIBUTION_FIELDS, 'source'] as const satisfies ReadonlyArray<keyof WaitlistEntry>;
 
 /** Pulls the first item now and replays it, so errors in the first read surface before streaming starts. */

@@ -66,6 +66,11 @@ export function cellBytes(buf: Buffer, start: number, end: number): number {
   return flags;
 }
 
+/** Cell i's cellBytes(): the caller's when it worked them out already, else from its bytes. */
+function cellFlags(buf: Buffer, start: Int32Array, end: Int32Array, flags: Int32Array | undefined, i: number): number {
+  return flags ? flags[i]! : cellBytes(buf, start[i]!, end[i]!);
+}
+
 const NOT_PLAIN = 0;
 const PLAIN = 1;
 const PLAIN_WITH_COMMA = 2;
@@ -201,12 +206,11 @@ export class SpecCsvWriter {
 
   /** The row written from its bytes at `used` when every cell is plain: the new end; -1 (nothing written) otherwise. */
   private plainRow(buf: Buffer, start: Int32Array, end: Int32Array, ms: number, flags: Int32Array | undefined): number {
-    const cell = (i: number) => (flags ? flags[i]! : cellBytes(buf, start[i]!, end[i]!));
     // Email: never NULL; plain or not at all.
-    if (end[0]! <= start[0]! || plain(cell(0), buf[start[0]!]!, true, false) === NOT_PLAIN) return -1;
+    if (end[0]! <= start[0]! || plain(cellFlags(buf, start, end, flags, 0), buf[start[0]!]!, true, false) === NOT_PLAIN) return -1;
     // IP Address: none (NULL or '') is N/A; a value must be plain (a blank one is N/A too, left to the slow path).
     const ipNull = end[2]! === -1 || end[2] === start[2];
-    if (!ipNull && plain(cell(2), buf[start[2]!]!, true, false) === NOT_PLAIN) return -1;
+    if (!ipNull && plain(cellFlags(buf, start, end, flags, 2), buf[start[2]!]!, true, false) === NOT_PLAIN) return -1;
     // Location: the non-blank parts of city, region, country joined with ", ", quoted when that
     // makes a comma. An empty part is skipped as formatLocation does; a part that is not plain
     // (blank after trim(), a quote, a control character) leaves the row to the slow path.
@@ -214,7 +218,7 @@ export class SpecCsvWriter {
     let comma = false;
     for (let i = 3; i <= 5; i++) {
       if (end[i]! === -1 || end[i] === start[i]) continue;
-      const kind = plain(cell(i), buf[start[i]!]!, parts === 0, true);
+      const kind = plain(cellFlags(buf, start, end, flags, i), buf[start[i]!]!, parts === 0, true);
       if (kind === NOT_PLAIN) return -1;
       if (kind === PLAIN_WITH_COMMA) comma = true;
       parts++;

@@ -175,7 +175,7 @@ export async function sqliteWaitlistCsv(db: Kysely<Database>, options: SqliteExp
           // A value held a separator: the same rows, read as text. Each batch is one synchronous
           // run on the server's only connection, so no write comes in between its readings.
           const compiled = sqliteExportRowsQuery(db, filter, after, ID_CHUNK_SIZE);
-          const rows = sqlite.prepare(compiled.sql).raw(true).all(...(compiled.parameters as unknown[])) as Array<Array<string | null>>;
+          const rows = prepared(compiled).raw(true).all(...(compiled.parameters as unknown[])) as Array<Array<string | null>>;
           for (const values of rows) writeTextRow(values);
           row.cells = null;
         }
