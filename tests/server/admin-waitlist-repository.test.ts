@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../src/server/db/database.js';
-import { migrateToLatest } from '../../src/server/db/migrate.js';
+import type { DatabaseHandle } from '../../src/server/db/database.js';
 import {
   countWaitlist,
   decodeCursor,
@@ -14,7 +13,7 @@ import {
 } from '../../src/server/waitlist/admin-repository.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
-import { createScratchPostgres, TEST_DIALECTS, type ScratchPostgres, type TestDialect } from '../support/databases.js';
+import { openTestDatabase, TEST_DIALECTS, type TestDatabase, type TestDialect } from '../support/databases.js';
 import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';
 
 function row(createdAt: string, n: number, over: Partial<WaitlistEntry> = {}): WaitlistEntry {
@@ -28,25 +27,18 @@ function newestFirst(a: WaitlistEntry, b: WaitlistEntry): number {
 }
 
 describe.each(TEST_DIALECTS)('admin waitlist repository (%s)', (dialect: TestDialect) => {
+  let database: TestDatabase;
   let handle: DatabaseHandle;
-  let scratch: ScratchPostgres | undefined;
   const insert = async (rows: WaitlistEntry[]) => {
     for (let i = 0; i < rows.length; i += 1000) await handle.db.insertInto('waitlist').values(rows.slice(i, i + 1000)).execute();
   };
 
   beforeAll(async () => {
-    if (dialect === 'postgres') {
-      scratch = await createScratchPostgres();
-      handle = openDatabase({ dialect: 'postgres', connectionString: scratch.url });
-    } else {
-      handle = openDatabase({ dialect: 'sqlite', filename: ':memory:' });
-    }
-    // The PostgreSQL scratch database is a copy of the migrated template, so this is a no-op there.
-    await migrateToLatest(handle.db);
+    database = await openTestDatabase(dialect);
+    handle = database.handle;
   });
   afterAll(async () => {
-    await handle?.close();
-    await scratch?.drop();
+    await database?.close();
   });
   beforeEach(async () => {
     await sql`DELETE FROM waitlist`.execute(handle.db);

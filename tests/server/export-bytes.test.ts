@@ -1,15 +1,15 @@
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prng } from '../../scripts/bench/lib/admin-data.js';
 import { openDatabase, postgresPoolOf, type DatabaseHandle } from '../../src/server/db/database.js';
-import { copyExportQuery, iterateMatchingWaitlist } from '../../src/server/waitlist/admin-repository.js';
+import { copyExportQuery, iterateMatchingWaitlist, SPEC_EXPORT_COLUMNS } from '../../src/server/waitlist/admin-repository.js';
 import { copyWaitlistCsv, writeCsv } from '../../src/server/waitlist/export-copy.js';
 import { sqliteWaitlistCsv } from '../../src/server/waitlist/export-sqlite.js';
 import { NONE_VALUE, type WaitlistFilter } from '../../src/shared/admin/waitlist-filter.js';
 import { waitlistCsvChunks } from '../../src/shared/waitlist/csv.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
-import { createScratchPostgres, describeWhen, TEST_DIALECTS, type ScratchPostgres, type TestDialect } from '../support/databases.js';
-import { migrateToLatest } from '../../src/server/db/migrate.js';
+import { itWhen, openTestDatabase, TEST_DIALECTS, withDatabase, type TestDatabase, type TestDialect } from '../support/databases.js';
 import { waitlistEntry } from '../support/entries.js';
 
 /**
@@ -21,20 +21,6 @@ import { waitlistEntry } from '../support/entries.js';
  * location parts, times around offset changes and before 2000, many rows on one instant), plus a few
  * thousand ordinary ones, in zones with odd offsets, with and without filters.
  */
-
-const SPEC_FIELDS = ['email', 'created_at', 'ip_address', 'city', 'region', 'country'] as const;
-
-/** Mulberry32: the same rows every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TRICKY_TEXT = [
   'plain',
@@ -136,30 +122,24 @@ function bytesExport(dialect: TestDialect, handle: DatabaseHandle, options: { fi
 }
 
 describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
-  let scratch: ScratchPostgres | undefined;
+  let database: TestDatabase;
   let handle: DatabaseHandle;
   let count = 0;
 
   beforeAll(async () => {
-    if (dialect === 'postgres') {
-      scratch = await createScratchPostgres();
-      handle = openDatabase({ dialect: 'postgres', connectionString: scratch.url });
-    } else {
-      handle = openDatabase({ dialect: 'sqlite', filename: ':memory:' });
-      await migrateToLatest(handle.db);
-    }
+    database = await openTestDatabase(dialect);
+    handle = database.handle;
     const all = rows();
     count = all.length;
     for (let i = 0; i < all.length; i += 500) await handle.db.insertInto('waitlist').values(all.slice(i, i + 500)).execute();
   }, 60_000);
   afterAll(async () => {
-    await handle?.close();
-    await scratch?.drop();
+    await database?.close();
   });
 
   /** The file the string writer makes from the entries the repository reads. */
   const reference = (filter: WaitlistFilter, timeZone: string) =>
-    collect(waitlistCsvChunks(iterateMatchingWaitlist(handle.db, filter, [], 5000, SPEC_FIELDS), timeZone));
+    collect(waitlistCsvChunks(iterateMatchingWaitlist(handle.db, filter, [], 5000, SPEC_EXPORT_COLUMNS), timeZone));
 
   it.each(ZONES)('writes every row byte for byte as the string writer does (%s)', async (timeZone) => {
     let counted = 0;
@@ -184,29 +164,8 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
     const file = await collect((await bytesExport(dialect, handle, { filter, timeZone: 'Europe/Berlin' }))!);
     expect(file.equals(await reference(filter, 'Europe/Berlin'))).toBe(true);
   });
-});
 
-describeWhen(Boolean(process.env.TEST_DATABASE_URL))('PostgreSQL COPY export', () => {
-  let scratch: ScratchPostgres;
-  let handle: DatabaseHandle;
-  let count = 0;
-
-  beforeAll(async () => {
-    scratch = await createScratchPostgres();
-    handle = openDatabase({ dialect: 'postgres', connectionString: scratch.url });
-    const all = rows();
-    count = all.length;
-    for (let i = 0; i < all.length; i += 500) await handle.db.insertInto('waitlist').values(all.slice(i, i + 500)).execute();
-  }, 60_000);
-  afterAll(async () => {
-    await handle?.close();
-    await scratch?.drop();
-  });
-
-  const reference = (filter: WaitlistFilter, timeZone: string) =>
-    collect(waitlistCsvChunks(iterateMatchingWaitlist(handle.db, filter, [], 5000, SPEC_FIELDS), timeZone));
-
-  it('reads the COPY however its bytes are split', async () => {
+  itWhen(dialect === 'postgres')('reads the COPY however its bytes are split', async () => {
     const client = await postgresPoolOf(handle.db)!.connect();
     let raw: Buffer;
     try {
@@ -226,7 +185,7 @@ describeWhen(Boolean(process.env.TEST_DATABASE_URL))('PostgreSQL COPY export', (
     await expect(collect(writeCsv([Buffer.from('this is not a COPY in binary format')], { timeZone: 'UTC' }))).rejects.toThrow(/binary/);
   });
 
-  it('lets go of its connection when the reader stops early, or never starts', async () => {
+  itWhen(dialect === 'postgres')('lets go of its connection when the reader stops early, or never starts', async () => {
     const pool = postgresPoolOf(handle.db)!;
     // More exports abandoned than the pool has connections: a leak would leave the last query waiting.
     for (let i = 0; i < 12; i++) {
@@ -244,15 +203,13 @@ describeWhen(Boolean(process.env.TEST_DATABASE_URL))('PostgreSQL COPY export', (
     expect(await sqliteWaitlistCsv(handle.db, { filter: {}, timeZone: 'UTC' })).toBeNull();
   });
 
-  it('leaves a database whose text is not UTF-8 to the string writer', async () => {
-    const name = `${new URL(scratch.url).pathname.slice(1)}_latin1`;
+  itWhen(dialect === 'postgres')('leaves a database whose text is not UTF-8 to the string writer', async () => {
+    const name = `${new URL(database.url!).pathname.slice(1)}_latin1`;
     const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
     await admin.connect();
     try {
       await admin.query(`CREATE DATABASE "${name}" ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`);
-      const url = new URL(scratch.url);
-      url.pathname = `/${name}`;
-      const latin1 = openDatabase({ dialect: 'postgres', connectionString: url.toString() });
+      const latin1 = openDatabase({ dialect: 'postgres', connectionString: withDatabase(database.url!, name) });
       try {
         expect(await copyWaitlistCsv(latin1.db, { filter: {}, timeZone: 'UTC' })).toBeNull();
       } finally {
@@ -263,15 +220,8 @@ describeWhen(Boolean(process.env.TEST_DATABASE_URL))('PostgreSQL COPY export', (
       await admin.end();
     }
   });
-});
 
-describe('COPY export on SQLite', () => {
-  it('is not offered (the SQLite batches serve SQLite)', async () => {
-    const handle = openDatabase({ dialect: 'sqlite', filename: ':memory:' });
-    try {
-      expect(await copyWaitlistCsv(handle.db, { filter: {}, timeZone: 'UTC' })).toBeNull();
-    } finally {
-      await handle.close();
-    }
+  itWhen(dialect === 'sqlite')('COPY is not offered (the SQLite batches serve SQLite)', async () => {
+    expect(await copyWaitlistCsv(handle.db, { filter: {}, timeZone: 'UTC' })).toBeNull();
   });
 });

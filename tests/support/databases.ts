@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe, inject, it } from 'vitest';
+import { openDatabase, type DatabaseHandle } from '../../src/server/db/database.js';
+import { migrateToLatest } from '../../src/server/db/migrate.js';
 
 /**
  * The databases every data-layer and API suite runs against: SQLite always, PostgreSQL too
@@ -68,6 +70,36 @@ export async function createScratchPostgres(options: { empty?: boolean } = {}): 
     url: withDatabase(base, name),
     drop: () => adminQuery(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`),
   };
+}
+
+/** A migrated database for a data-layer suite, and how to be rid of it. */
+export interface TestDatabase {
+  handle: DatabaseHandle;
+  /** The scratch PostgreSQL database's URL; null on SQLite. */
+  url: string | null;
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh migrated database of the dialect: SQLite in memory, or a scratch PostgreSQL database
+ * copied from the migrated template (dropped by close()).
+ */
+export async function openTestDatabase(dialect: TestDialect): Promise<TestDatabase> {
+  if (dialect === 'postgres') {
+    const scratch = await createScratchPostgres();
+    const handle = openDatabase({ dialect: 'postgres', connectionString: scratch.url });
+    return {
+      handle,
+      url: scratch.url,
+      close: async () => {
+        await handle.close();
+        await scratch.drop();
+      },
+    };
+  }
+  const handle = openDatabase({ dialect: 'sqlite', filename: ':memory:' });
+  await migrateToLatest(handle.db);
+  return { handle, url: null, close: () => handle.close() };
 }
 
 export { withDatabase, quoteIdent };

@@ -76,7 +76,7 @@ export const EXPORT_ALL_SQL = `SELECT ${EXPORT_COLUMNS.join(', ')} FROM waitlist
 // ---- the generator ------------------------------------------------------------------------------
 
 /** mulberry32: small, fast, seeded; enough for a plausible distribution. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -11,6 +11,7 @@ import { ENTRY_STATUSES, NO_CONSENT_RECORD, type WaitlistEntry } from '../../sha
 import { NO_ATTRIBUTION } from '../../shared/waitlist/attribution.js';
 import { countCsvRows } from '../../shared/csv.js';
 import { Selection } from './selection.js';
+import { waitlistEntry } from '../../../tests/support/entries.js';
 
 describe('admin copy', () => {
   it('counts people, singular only for one, with the selection in brackets', () => {
@@ -298,18 +299,8 @@ describe('Selection: select-all of every match', () => {
 });
 
 describe('invite expectations of a select-all', () => {
-  const base = (id: string, status: WaitlistEntry['status'], minute: number): WaitlistEntry => ({
-    id,
-    email: `${id}@example.com`,
-    created_at: new Date(Date.UTC(2026, 10, 25, 10, minute)).toISOString(),
-    ip_address: null,
-    country: null,
-    city: null,
-    region: null,
-    ...NO_CONSENT_RECORD,
-    ...NO_ATTRIBUTION,
-    status,
-  });
+  const base = (id: string, status: WaitlistEntry['status'], minute: number): WaitlistEntry =>
+    waitlistEntry({ id, email: `${id}@example.com`, created_at: new Date(Date.UTC(2026, 10, 25, 10, minute)).toISOString(), status });
 
   it('counts the loaded rows when they are all there, and the database counts less the unticked otherwise', () => {
     const rows = [base('a', 'joined', 3), base('b', 'pending', 2), base('c', 'confirmed', 1)];
