@@ -36,11 +36,11 @@ export function normalizeEmail(value: string): string {
 }
 
 /** Throws AdminAccountError('weak_password') with every reason, in plain words; a password built from the e-mail is weak. */
-export function assertStrongPassword(password: string, email?: string): void {
+export async function assertStrongPassword(password: string, email?: string): Promise<void> {
   if (password.length > PASSWORD_MAX_LENGTH) {
     throw new AdminAccountError('weak_password', `Password cannot be longer than ${PASSWORD_MAX_LENGTH} characters.`);
   }
-  const weak = checkPasswordStrength(password, email === undefined ? [] : [email]);
+  const weak = await checkPasswordStrength(password, email === undefined ? [] : [email]);
   if (weak) throw new AdminAccountError('weak_password', weak.message);
 }
 
@@ -50,7 +50,7 @@ export function countAdmins(db: Kysely<Database>): Promise<number> {
 
 export async function createAdmin(db: Kysely<Database>, emailInput: string, password: string): Promise<{ id: string; email: string }> {
   const email = normalizeEmail(emailInput);
-  assertStrongPassword(password, email);
+  await assertStrongPassword(password, email);
   const now = new Date().toISOString();
   const id = randomUUID();
   const passwordHash = await hashPassword(password);
@@ -99,7 +99,7 @@ export async function deleteAdmin(db: Kysely<Database>, emailInput: string): Pro
 /** Sets a new password and signs the admin out everywhere. Returns how many sessions were revoked. */
 export async function setAdminPassword(db: Kysely<Database>, emailInput: string, password: string): Promise<number> {
   const email = normalizeEmail(emailInput);
-  assertStrongPassword(password, email);
+  await assertStrongPassword(password, email);
   await findId(db, email); // fail fast, before the slow hash
   const passwordHash = await hashPassword(password);
   return db.transaction().execute(async (trx) => {

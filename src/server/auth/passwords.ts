@@ -1,7 +1,5 @@
 import { hash, verify, type Algorithm, type Options } from '@node-rs/argon2';
-import { ZxcvbnFactory } from '@zxcvbn-ts/core';
-import * as zxcvbnCommon from '@zxcvbn-ts/language-common';
-import * as zxcvbnEn from '@zxcvbn-ts/language-en';
+import { estimateGuessScore } from './guess-estimator.js';
 
 /**
  * Password hashing: argon2id with explicit OWASP-recommended parameters (19 MiB, 2 passes, 1 lane).
@@ -21,7 +19,8 @@ const ARGON2_OPTIONS: Options = {
  *
  * Guessability is estimated offline with zxcvbn-ts (its common-password list, the English word,
  * name and Wikipedia lists, keyboard walks, sequences, repeats, dates and l33t substitutions). A
- * password must need at least 10^10 guesses (zxcvbn score 4). Score 3 (10^8) is not enough: that
+ * password must need at least 10^10 guesses (zxcvbn score 4). The estimate runs in a worker thread
+ * that holds the dictionaries only while passwords are being checked (guess-estimator.ts). Score 3 (10^8) is not enough: that
  * is where patterns such as `Summer2024!!` land, and they are the first thing a password-spraying
  * or offline attack tries against an account that guards investors' personal data. Passphrases of
  * three or four words with a separator pass easily.
@@ -33,12 +32,6 @@ export const PASSWORD_MAX_LENGTH = 128;
 export const STORED_PASSWORD_MAX_LENGTH = 256;
 /** Required zxcvbn score (0 to 4): 4 means an estimated 10^10 guesses or more. */
 export const PASSWORD_MIN_SCORE = 4;
-/**
- * Only this many leading characters are estimated: the estimate's cost grows fast with length
- * (a 256-character input can block the event loop for seconds), and 64 well-chosen characters
- * are strong on their own.
- */
-const ESTIMATE_MAX_LENGTH = 64;
 /** Words anyone attacking this site would try first. */
 const SITE_WORDS = ['waitlist', 'admin', 'administrator', 'investor', 'funding', 'portal', 'supabase'];
 
@@ -54,23 +47,10 @@ const reasonMessages: Record<WeakPasswordReason, string> = {
   pwned: 'Password is known to be weak and easy to guess, please choose a different one.',
 };
 
-let estimator: ZxcvbnFactory | null = null;
-
-/** Built on first use (about half a second, for the dictionaries), then shared. */
-function getEstimator(): ZxcvbnFactory {
-  estimator ??= new ZxcvbnFactory({
-    dictionary: { ...zxcvbnCommon.dictionary, ...zxcvbnEn.dictionary },
-    graphs: zxcvbnCommon.adjacencyGraphs,
-    translations: zxcvbnEn.translations,
-    maxLength: ESTIMATE_MAX_LENGTH,
-  });
-  return estimator;
-}
-
 /** True when the password is breached or guessable (below PASSWORD_MIN_SCORE). */
-export function isGuessable(password: string, userInputs: readonly string[] = []): boolean {
+export async function isGuessable(password: string, userInputs: readonly string[] = []): Promise<boolean> {
   const inputs = [...SITE_WORDS, ...userInputs.flatMap((input) => [input, ...input.split(/[^\p{L}\p{N}]+/u)]).filter((w) => w.length >= 3)];
-  return getEstimator().check(password, inputs).score < PASSWORD_MIN_SCORE;
+  return (await estimateGuessScore(password, inputs)) < PASSWORD_MIN_SCORE;
 }
 
 /**
@@ -78,10 +58,10 @@ export function isGuessable(password: string, userInputs: readonly string[] = []
  * GoTrue, the guessability check (GoTrue's `pwned`) runs only once the length is right.
  * `userInputs` (the account's e-mail address, say) count as known words.
  */
-export function checkPasswordStrength(password: string, userInputs: readonly string[] = []): WeakPassword | null {
+export async function checkPasswordStrength(password: string, userInputs: readonly string[] = []): Promise<WeakPassword | null> {
   const reasons: WeakPasswordReason[] = [];
   if ([...password].length < PASSWORD_MIN_LENGTH) reasons.push('length');
-  else if (isGuessable(password, userInputs)) reasons.push('pwned');
+  else if (await isGuessable(password, userInputs)) reasons.push('pwned');
   if (reasons.length === 0) return null;
   return { message: reasons.map((r) => reasonMessages[r]).join(' '), reasons };
 }
@@ -100,12 +80,8 @@ export async function verifyPassword(passwordHash: string, password: string): Pr
 
 let dummyHash: Promise<string> | null = null;
 
-/**
- * Computes the dummy hash (and builds the password estimator) ahead of the first sign-in, so even
- * that one has normal timing.
- */
+/** Computes the dummy hash ahead of the first sign-in, so even that one has normal timing. */
 export function warmUpDummyHash(): void {
-  getEstimator();
   dummyHash ??= hash('dummy password for timing equalisation', ARGON2_OPTIONS);
   dummyHash.catch(() => {
     dummyHash = null;

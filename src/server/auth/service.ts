@@ -191,7 +191,7 @@ export class AuthService {
     // Only this client's counter: the account-wide failures keep slowing a stranger down until
     // their window ends (or `npm run admin -- unlock`).
     await this.limits.reset(keys.client(address));
-    const weak = checkPasswordStrength(password, [user.email]);
+    const weak = await checkPasswordStrength(password, [user.email]);
     const { session, refreshToken, updatedUser } = await this.db.transaction().execute(async (trx) => {
       const at = this.nowIso();
       const session = {
@@ -451,7 +451,7 @@ export class AuthService {
       if (password.length > PASSWORD_MAX_LENGTH) {
         throw new AuthApiError(400, 'validation_failed', `Password cannot be longer than ${PASSWORD_MAX_LENGTH} characters`);
       }
-      const weak = checkPasswordStrength(password, [auth.user.email]);
+      const weak = await checkPasswordStrength(password, [auth.user.email]);
       if (weak) throw new AuthApiError(422, 'weak_password', weak.message, { weak_password: { reasons: weak.reasons } });
       // GoTrue's UpdatePasswordRequireCurrentPassword, always on here (ASVS 2.1.6); checked before
       // same_password, which would otherwise tell a session thief whether a guess is the password.

@@ -1,5 +1,5 @@
 import { Secret, TOTP } from 'otpauth';
-import QRCode from 'qrcode';
+import type QRCodeModule from 'qrcode';
 
 /** GoTrue's TOTP parameters (pquerna/otp defaults): SHA-1, 6 digits, 30 s, one step of tolerance each way. */
 const ALGORITHM = 'SHA1';
@@ -26,6 +26,7 @@ function totpOf(secret: string, issuer = '', label = ''): TOTP {
 export async function newTotp(issuer: string, accountName: string): Promise<NewTotp> {
   const secret = new Secret({ size: SECRET_BYTES }).base32;
   const uri = totpOf(secret, issuer, accountName).toString();
+  const QRCode = (await import('qrcode')).default as typeof QRCodeModule;
   const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'H', margin: 1 });
   // auth-js pastes the SVG unencoded after `data:image/svg+xml;utf-8,`, where a `#` would end the
   // URL: colours by name, as GoTrue's SVG has none.

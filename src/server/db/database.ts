@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
+import { optionalModule } from '../runtime/optional-module.js';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
 
@@ -40,6 +41,9 @@ function openSqlite(filename: string): SQLite.Database {
   sqlite.pragma('foreign_keys = ON');
   return sqlite;
 }
+
+/** The PostgreSQL driver, loaded only when a PostgreSQL database is opened. */
+const loadPg = optionalModule<typeof pg>('pg');
 
 const sqliteHandles = new WeakMap<Kysely<any>, SQLite.Database>();
 /** The WAL file descriptors sqliteWalSync opened, closed with their connection (openDatabase's close). */
@@ -118,7 +122,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
       },
     };
   }
-  const pool = new pg.Pool({ connectionString: config.connectionString, max: 10 });
+  const pool = new (loadPg().Pool)({ connectionString: config.connectionString, max: 10 });
   // Without a listener, an idle connection that the server drops would crash the process.
   pool.on('error', (err) => options.onIdleError?.(err));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

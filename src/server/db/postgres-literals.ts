@@ -1,5 +1,9 @@
 import type { CompiledQuery } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
+import { optionalModule } from '../runtime/optional-module.js';
+
+/** pg, loaded only when a PostgreSQL export writes its literals. */
+const loadPg = optionalModule<typeof pg>('pg');
 
 /**
  * A compiled PostgreSQL query with its parameters written into the text as literals, for the one
@@ -16,11 +20,11 @@ export function inlinePostgresParameters(query: CompiledQuery): string {
     if (index < 1 || index > parameters.length) throw new Error(`the query refers to $${index}, which it does not bind`);
     const value = parameters[index - 1];
     if (value === null || value === undefined) return 'NULL';
-    if (typeof value === 'string') return pg.escapeLiteral(value);
+    if (typeof value === 'string') return loadPg().escapeLiteral(value);
     if (typeof value === 'number' && Number.isFinite(value)) return String(value);
     if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
     if (typeof value === 'bigint') return value.toString();
-    if (value instanceof Date && Number.isFinite(value.getTime())) return pg.escapeLiteral(value.toISOString());
+    if (value instanceof Date && Number.isFinite(value.getTime())) return loadPg().escapeLiteral(value.toISOString());
     throw new Error(`cannot write parameter $${index} (${typeof value}) as a literal`);
   };
   let out = '';

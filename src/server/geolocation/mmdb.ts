@@ -1,11 +1,11 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import type { Worker } from 'node:worker_threads';
 import maxmind, { type Response } from 'maxmind';
 import type { IndexWorkerMessage } from './index-worker.js';
+import { startModuleWorker } from '../runtime/module-worker.js';
 import type { GeoLocation, GeoLogger } from './location.js';
 import { locationFromRecord, placeMappingFingerprint } from './mmdb-record.js';
 import { ensureRangeIndex, MmdbFormatError, writeRangeIndex, type BuildResult, type IndexIdentity } from './range-index.js';
@@ -42,18 +42,9 @@ interface OpenSource {
 /** The worker thread could not run at all (not: the build failed). */
 class WorkerUnavailable extends Error {}
 
-/** Compiled JavaScript runs index-worker as is; the TypeScript sources (development, tests) through tsx. */
+/** The index build's worker thread (runtime/module-worker.ts: compiled, or the sources through tsx). */
 function startIndexWorker(workerData: { identity: IndexIdentity; file: string }): Worker {
-  if (fileURLToPath(import.meta.url).endsWith('.js')) return new Worker(new URL('./index-worker.js', import.meta.url), { workerData });
-  const require = createRequire(import.meta.url);
-  const tsxPackage = require.resolve('tsx/package.json');
-  const { exports } = JSON.parse(fs.readFileSync(tsxPackage, 'utf8')) as { exports: Record<string, { import?: { default?: string } }> };
-  const api = exports['./esm/api']?.import?.default;
-  if (!api) throw new Error("tsx has no './esm/api' export");
-  const apiUrl = pathToFileURL(path.join(path.dirname(tsxPackage), api)).href;
-  const entry = new URL('./index-worker.ts', import.meta.url).href;
-  const code = `import(${JSON.stringify(apiUrl)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(code, { eval: true, workerData });
+  return startModuleWorker(import.meta.url, 'index-worker', { workerData });
 }
 
 function buildInWorker(identity: IndexIdentity, file: string, onStart: () => void): Promise<BuildResult> {

@@ -1,7 +1,12 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { MailConfig } from '../config.js';
+import { optionalModule } from '../runtime/optional-module.js';
+
+/** nodemailer, loaded only when a transport is made (e-mail is on, or the mail CLI). */
+const loadNodemailer = optionalModule<typeof nodemailer>('nodemailer');
 
 /** What the worker and the CLI use of a transport: one message at a time, then close. */
 export type MailTransport = Pick<Transporter<SMTPTransport.SentMessageInfo | SMTPPool.SentMessageInfo>, 'sendMail' | 'close'>;
@@ -32,10 +37,10 @@ export function createMailTransport(mail: Pick<MailConfig, 'smtpUrl' | 'dkim'>, 
       maxRequeues: 0,
       idleTimeout: 1_000,
     };
-    return nodemailer.createTransport(pooled);
+    return loadNodemailer().createTransport(pooled);
   }
   const single: SMTPTransport.Options = { url: mail.smtpUrl, ...TIMEOUTS, ...dkim };
-  return nodemailer.createTransport(single);
+  return loadNodemailer().createTransport(single);
 }
 
 /** Errors of a connection that did not happen or broke: worth another try later. */

@@ -1,7 +1,11 @@
 import { sql, type Kysely } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
+import { optionalModule } from '../runtime/optional-module.js';
 import type { Database } from '../db/schema.js';
 import { backoffMs, checkChannel, checkMessage, Subscribers, type PubSub, type PubSubLog } from './pubsub.js';
+
+/** pg, loaded only when PostgreSQL carries the pub/sub. */
+const loadPg = optionalModule<typeof pg>('pg');
 
 /** The listener's application_name, as pg_stat_activity shows it. */
 export const LISTENER_APPLICATION_NAME = 'waitlist-pubsub';
@@ -63,7 +67,7 @@ export function postgresPubSub(options: PostgresPubSubOptions): PubSub {
   }
 
   async function connectOnce(): Promise<void> {
-    const c = new pg.Client({
+    const c = new (loadPg().Client)({
       connectionString,
       application_name: LISTENER_APPLICATION_NAME,
       keepAlive: true,

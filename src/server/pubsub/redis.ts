@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type * as ioredis from 'ioredis';
+import { optionalModule } from '../runtime/optional-module.js';
 import { backoffMs, checkChannel, checkMessage, Subscribers, type PubSub, type PubSubLog } from './pubsub.js';
+
+/** ioredis, loaded only when REDIS_URL is set. */
+const loadIoredis = optionalModule<typeof ioredis>('ioredis');
 
 /** Prepended to every channel, so these never collide with other users of the same Redis. */
 export const DEFAULT_PUBSUB_PREFIX = 'waitlist:';
@@ -29,7 +33,7 @@ export function redisPubSub(url: string, options: RedisPubSubOptions = {}): PubS
   const subscribers = new Subscribers(log);
   const retryStrategy = (attempt: number) => backoffMs(attempt);
 
-  const publisher = new Redis(url, {
+  const publisher = new (loadIoredis().Redis)(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -39,7 +43,7 @@ export function redisPubSub(url: string, options: RedisPubSubOptions = {}): PubS
   });
   // Subscriptions wait for the connection (offline queue, no retry limit): a SUBSCRIBE sent while
   // Redis is away takes effect when it is back. A unique name lets an operator (or a test) find it.
-  const subscriber = new Redis(url, {
+  const subscriber = new (loadIoredis().Redis)(url, {
     lazyConnect: true,
     maxRetriesPerRequest: null,
     connectTimeout: timeoutMs,

@@ -1,6 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { Redis } from 'ioredis';
+import type * as ioredis from 'ioredis';
+import { optionalModule } from '../runtime/optional-module.js';
 import type { RateLimitStore } from './store.js';
+
+/** ioredis, loaded only when REDIS_URL is set. */
+const loadIoredis = optionalModule<typeof ioredis>('ioredis');
 
 export const DEFAULT_REDIS_PREFIX = 'waitlist:rl:';
 
@@ -52,7 +56,7 @@ export async function redisStore(url: string, options: RedisStoreOptions = {}): 
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const timeoutMs = options.timeoutMs ?? 1000;
   const log = options.log;
-  const client = new Redis(url, {
+  const client = new (loadIoredis().Redis)(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

@@ -1,11 +1,15 @@
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
-import { to as copyTo } from 'pg-copy-streams';
+import type * as pgCopyStreams from 'pg-copy-streams';
+import { optionalModule } from '../runtime/optional-module.js';
 import { postgresPoolOf } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { copyExportQuery } from './admin-repository.js';
 import { CELL, CELLS, SpecCsvWriter } from './export-bytes.js';
 import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
+
+/** pg-copy-streams, loaded with the first PostgreSQL export. */
+const loadCopyStreams = optionalModule<typeof pgCopyStreams>('pg-copy-streams');
 
 /**
  * The spec's four-column export on PostgreSQL, at the speed of the database's own COPY: the rows
@@ -60,11 +64,11 @@ async function withCopyClient(db: Kysely<Database>): Promise<pg.PoolClient | nul
 export async function copyWaitlistCsv(db: Kysely<Database>, options: CopyExportOptions): Promise<AsyncIterableIterator<Buffer> | null> {
   const client = await withCopyClient(db);
   if (!client) return null;
-  let stream: ReturnType<typeof copyTo>;
+  let stream: ReturnType<typeof pgCopyStreams.to>;
   let iterator: AsyncIterator<Buffer>;
   let first: IteratorResult<Buffer>;
   try {
-    stream = client.query(copyTo(`COPY (${copyExportQuery(db, options.filter)}) TO STDOUT (FORMAT binary)`));
+    stream = client.query(loadCopyStreams().to(`COPY (${copyExportQuery(db, options.filter)}) TO STDOUT (FORMAT binary)`));
     iterator = (stream as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     first = await iterator.next();
   } catch (err) {

@@ -52,7 +52,7 @@ async function readFirstLine(stdin: CliInput): Promise<string> {
 export async function readNewPassword(io: CliIo): Promise<string> {
   if (io.stdin.isTTY) {
     const first = await promptHidden(io, 'New password (at least 12 characters): ');
-    assertStrongPassword(first);
+    await assertStrongPassword(first);
     const second = await promptHidden(io, 'Repeat the password: ');
     if (first !== second) throw new CliError('The passwords do not match.');
     return first;

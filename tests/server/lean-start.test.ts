@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../src/server/config.js';
+import { createScratchPostgres, itWhen, TEST_REDIS_URL, type ScratchPostgres } from '../support/databases.js';
+
+/**
+ * What a server holds in memory: the clients only some configurations need are loaded only by
+ * those (runtime/optional-module.ts), and the password estimate's dictionaries never enter the
+ * server's own thread (auth/guess-estimator.ts), even after an admin is created and signs in.
+ */
+const OPTIONAL = ['pg', 'pg-copy-streams', 'ioredis', 'nodemailer', 'qrcode'];
+const ESTIMATE = ['@zxcvbn-ts/core', '@zxcvbn-ts/language-common', '@zxcvbn-ts/language-en'];
+
+async function loadedPackages(env: Record<string, string>): Promise<string[]> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tests/support/loaded-packages.ts'], {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', AUTH_SECRET_KEY: randomBytes(32).toString('base64'), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`loaded-packages exited with ${code}:\n${err}${out}`);
+  return JSON.parse(out.trim().split('\n').at(-1)!) as string[];
+}
+
+describe('a server loads what its configuration uses', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lean-start-'));
+  let scratch: ScratchPostgres | null = null;
+  afterAll(async () => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    await scratch?.drop();
+  });
+
+  it('on SQLite without Redis or SMTP: none of the optional clients, no password dictionaries', async () => {
+    const packages = await loadedPackages({ DATABASE_URL: `file:${path.join(dir, 'lean.db')}` });
+    expect(packages).toContain('fastify');
+    expect(packages).toContain('better-sqlite3');
+    expect(packages.filter((p) => OPTIONAL.includes(p) || ESTIMATE.includes(p))).toEqual([]);
+  });
+
+  itWhen(Boolean(process.env.TEST_DATABASE_URL && TEST_REDIS_URL))('on PostgreSQL with Redis: pg and ioredis, still no password dictionaries', async () => {
+    scratch = await createScratchPostgres();
+    const packages = await loadedPackages({ DATABASE_URL: scratch.url, REDIS_URL: TEST_REDIS_URL! });
+    expect(packages).toEqual(expect.arrayContaining(['pg', 'ioredis']));
+    expect(packages.filter((p) => ESTIMATE.includes(p))).toEqual([]);
+  });
+});
