@@ -73,6 +73,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
 
   const database = openDatabase(config.database, {
     onIdleError: (err) => app.log.error({ err }, 'database: idle connection failed'),
+    backgroundCheckpoints: app.log,
   });
   app.decorate('config', config);
   app.decorate('secretBox', openSecretBox(config.auth));

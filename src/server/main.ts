@@ -1,8 +1,10 @@
 import { buildApp } from './app.js';
 import { countAdmins } from './auth/admins.js';
 import { CONFIG_ERROR_EXIT_CODE, loadConfigOrReport } from './config.js';
+import { keepHeapNearLiveSize } from './runtime/heap.js';
 
 async function main(): Promise<void> {
+  keepHeapNearLiveSize();
   const config = loadConfigOrReport((text) => process.stderr.write(text));
   if (!config) process.exit(CONFIG_ERROR_EXIT_CODE);
 

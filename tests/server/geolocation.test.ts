@@ -1,13 +1,14 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/server/config.js';
 import { createGeolocator, type Geolocator, type GeoLogger } from '../../src/server/geolocation/geolocator.js';
-import { isPublicIp, normalizeIp } from '../../src/server/geolocation/ip.js';
+import { ipv6Words, isPublicIp, normalizeIp } from '../../src/server/geolocation/ip.js';
 import { countryNameFromCode } from '../../src/server/geolocation/location.js';
 import { locationFromRecord } from '../../src/server/geolocation/mmdb.js';
 import { SIGNUP_PATH } from '../../src/shared/waitlist/signup-contract.js';
+import { prng } from '../../scripts/bench/lib/admin-data.js';
 import { createTestApp } from '../support/test-app.js';
 
 function recordingLogger(): GeoLogger & { warnings: string[] } {
@@ -45,6 +46,56 @@ describe('IP normalisation', () => {
   );
 
   it.each(['8.8.8.8', '81.2.69.160', '2001:4860:4860::8888'])('%s is public', (ip) => expect(isPublicIp(ip)).toBe(true));
+
+  it("agrees with node's BlockList of the same ranges on every range edge and 200,000 random addresses", () => {
+    const v4Ranges = [
+      ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
+      ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+    ] as const;
+    const v6Ranges = [['::', 128], ['::1', 128], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const;
+    const oracle = new net.BlockList();
+    for (const [prefix, bits] of v4Ranges) oracle.addSubnet(prefix, bits, 'ipv4');
+    for (const [prefix, bits] of v6Ranges) oracle.addSubnet(prefix, bits, 'ipv6');
+    const expected = (ip: string) => !oracle.check(ip, net.isIPv4(ip) ? 'ipv4' : 'ipv6');
+
+    const v4 = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+    const v6 = (groups: number[]) => groups.map((g) => g.toString(16)).join(':');
+    const addresses: string[] = [];
+    // Each range's first and last address and their neighbours.
+    for (const [prefix, bits] of v4Ranges) {
+      const base = prefix.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+      const end = base + 2 ** (32 - bits) - 1;
+      for (const n of [base - 1, base, base + 1, end - 1, end, end + 1]) if (n >= 0 && n < 2 ** 32) addresses.push(v4(n));
+    }
+    for (const [prefix, bits] of v6Ranges) {
+      const words = new Uint32Array(4);
+      ipv6Words(prefix, words);
+      const first = [...words].flatMap((w) => [w >>> 16, w & 0xffff]);
+      const last = first.map((g, i) => (16 * (i + 1) <= bits ? g : 16 * i >= bits ? 0xffff : g | (0xffff >>> (bits - 16 * i))));
+      const after = [...last];
+      for (let i = 7; i >= 0; i--) {
+        if (after[i]! < 0xffff) {
+          after[i]! += 1;
+          break;
+        }
+        after[i] = 0;
+      }
+      addresses.push(v6(first), v6(last), v6(after));
+    }
+    const random = prng(11);
+    const below = (n: number) => Math.floor(random() * n);
+    for (let i = 0; i < 100_000; i++) addresses.push(v4(below(2 ** 32)));
+    // IPv6 around the listed ranges and elsewhere, written out in full or with a '::'.
+    const heads = [[0], [1], [0x100], [0x2001], [0x2001, 0xdb8], [0xfc00], [0xfd12], [0xfe80], [0xfebf], [0xfec0], [0xff00], [0x2a00]];
+    for (let i = 0; i < 100_000; i++) {
+      const head = heads[i % heads.length]!;
+      if (i % 3 === 0) addresses.push(`${v6(head)}::${below(65536).toString(16)}`);
+      else addresses.push(v6([...head, ...Array.from({ length: 8 - head.length }, () => below(65536))]));
+    }
+
+    expect(addresses.every((ip) => net.isIP(ip) !== 0)).toBe(true);
+    expect(addresses.filter((ip) => isPublicIp(ip) !== expected(ip))).toEqual([]);
+  });
 });
 
 describe('MMDB records', () => {

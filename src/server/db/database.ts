@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import { optionalModule } from '../runtime/optional-module.js';
+import { startSqliteCheckpointer, type CheckpointLog, type SqliteCheckpointer } from './sqlite-checkpointer.js';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
 
@@ -106,6 +107,18 @@ export function isPostgres(db: Kysely<any>): boolean {
 export interface OpenOptions {
   /** Where to report errors of idle pooled PostgreSQL connections (a restart, a dropped link). */
   onIdleError?: (err: Error) => void;
+  /**
+   * SQLite file databases (the server): run the WAL checkpoints in a thread of their own instead
+   * of on commit (sqlite-checkpointer.ts), warning here if that thread is lost.
+   */
+  backgroundCheckpoints?: CheckpointLog;
+}
+
+const checkpointers = new WeakMap<Kysely<any>, SqliteCheckpointer>();
+
+/** The background checkpointer of a SQLite database opened with `backgroundCheckpoints` (tests). */
+export function sqliteCheckpointerOf(db: Kysely<any>): SqliteCheckpointer | undefined {
+  return checkpointers.get(db);
 }
 
 export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): DatabaseHandle {
@@ -113,10 +126,13 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     const sqlite = openSqlite(config.filename);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     sqliteHandles.set(db, sqlite);
+    const checkpointer = options.backgroundCheckpoints && !sqlite.memory ? startSqliteCheckpointer(sqlite, options.backgroundCheckpoints) : null;
+    if (checkpointer) checkpointers.set(db, checkpointer);
     return {
       db,
       dialect: 'sqlite',
       close: async () => {
+        await checkpointer?.close();
         await db.destroy();
         closeWalFd(sqlite);
       },

@@ -43,47 +43,116 @@ export function rateLimitAddress(raw: string): string {
   return `${groups.slice(0, 4).map((g) => (g.includes('.') ? g : parseInt(g, 16).toString(16))).join(':')}::/64`;
 }
 
-// (No ::ffff:0:0/96 rule: Node's BlockList matches IPv4 addresses against it, and mapped addresses
-// are folded to IPv4 by normalizeIp before they get here.)
-/** Ranges that never belong to a place: private, loopback, link-local, documentation, multicast... */
-const nonPublic = new net.BlockList();
-for (const [prefix, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  nonPublic.addSubnet(prefix, bits, 'ipv4');
+/** A dotted IPv4 address as a 32-bit number (0 to 2^32 - 1); -1 when it is not one. */
+export function ipv4Value(ip: string): number {
+  const parts = ip.split('.');
+  if (parts.length !== 4) return -1;
+  let value = 0;
+  for (const part of parts) {
+    if (!/^\d{1,3}$/.test(part)) return -1;
+    const octet = Number(part);
+    if (octet > 255) return -1;
+    value = value * 256 + octet;
+  }
+  return value;
 }
-for (const [prefix, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  nonPublic.addSubnet(prefix, bits, 'ipv6');
+
+function hexGroups(parts: string[]): number[] | null {
+  const groups: number[] = [];
+  for (const part of parts) {
+    if (part.includes('.')) {
+      const v4 = ipv4Value(part);
+      if (v4 < 0) return null;
+      groups.push(Math.floor(v4 / 65536), v4 % 65536);
+    } else {
+      if (!/^[0-9a-fA-F]{1,4}$/.test(part)) return null;
+      groups.push(parseInt(part, 16));
+    }
+  }
+  return groups;
 }
+
+/** IPv6 text to four big-endian 32-bit words in `out`; false when it is not an IPv6 address (a zone id included). */
+export function ipv6Words(ip: string, out: Uint32Array): boolean {
+  const gap = ip.indexOf('::');
+  const head = gap >= 0 ? ip.slice(0, gap) : ip;
+  const tail = gap >= 0 ? ip.slice(gap + 2) : '';
+  const headGroups = hexGroups(head === '' ? [] : head.split(':'));
+  const tailGroups = hexGroups(tail === '' ? [] : tail.split(':'));
+  if (!headGroups || !tailGroups) return false;
+  const missing = 8 - headGroups.length - tailGroups.length;
+  if (gap >= 0 ? missing < 0 : missing !== 0) return false;
+  const groups = [...headGroups, ...Array<number>(missing).fill(0), ...tailGroups];
+  for (let w = 0; w < 4; w++) out[w] = groups[2 * w]! * 65536 + groups[2 * w + 1]!;
+  return true;
+}
+
+/** A prefix of `bits` bits, as the words it starts with. */
+interface Prefix {
+  words: Uint32Array;
+  bits: number;
+}
+
+/** True when the leading `prefix.bits` bits of `words` are the prefix's. */
+function inPrefix(words: Uint32Array, prefix: Prefix): boolean {
+  for (let w = 0, left = prefix.bits; left > 0; w++, left -= 32) {
+    const shift = Math.max(0, 32 - left);
+    // Unsigned compare of the leading bits of this word (a shift of 32 would be a no-op in JS).
+    if (shift < 32 && words[w]! >>> shift !== prefix.words[w]! >>> shift) return false;
+  }
+  return true;
+}
+
+/**
+ * Ranges that never belong to a place: private, loopback, link-local, documentation, multicast...
+ * (No ::ffff:0:0/96 rule: mapped addresses are folded to IPv4 by normalizeIp before they get here.)
+ * Checked on the parsed address rather than with node's BlockList, which builds a SocketAddress
+ * object per check (a few µs of every signup).
+ */
+const NON_PUBLIC_V4: Prefix[] = (
+  [
+    ['0.0.0.0', 8],
+    ['10.0.0.0', 8],
+    ['100.64.0.0', 10],
+    ['127.0.0.0', 8],
+    ['169.254.0.0', 16],
+    ['172.16.0.0', 12],
+    ['192.0.0.0', 24],
+    ['192.0.2.0', 24],
+    ['192.168.0.0', 16],
+    ['198.18.0.0', 15],
+    ['198.51.100.0', 24],
+    ['203.0.113.0', 24],
+    ['224.0.0.0', 4],
+    ['240.0.0.0', 4],
+  ] as const
+).map(([prefix, bits]) => ({ words: Uint32Array.of(ipv4Value(prefix)), bits }));
+const NON_PUBLIC_V6: Prefix[] = (
+  [
+    ['::', 128],
+    ['::1', 128],
+    ['100::', 64],
+    ['2001:db8::', 32],
+    ['fc00::', 7],
+    ['fe80::', 10],
+    ['ff00::', 8],
+  ] as const
+).map(([prefix, bits]) => {
+  const words = new Uint32Array(4);
+  ipv6Words(prefix, words);
+  return { words, bits };
+});
+
+const scratch = new Uint32Array(4);
 
 /** True for a normalised address that can have a geographic location. */
 export function isPublicIp(ip: string): boolean {
-  const version = net.isIP(ip);
-  if (version === 0) return false;
-  try {
-    return !nonPublic.check(ip, version === 4 ? 'ipv4' : 'ipv6');
-  } catch {
-    return false; // e.g. an IPv6 zone id (fe80::1%eth0), which is link-local anyway
+  if (ip.includes(':')) {
+    if (!ipv6Words(ip, scratch)) return false; // not IPv6, or with a zone id (link-local anyway)
+    return !NON_PUBLIC_V6.some((prefix) => inPrefix(scratch, prefix));
   }
+  const v4 = ipv4Value(ip);
+  if (v4 < 0) return false;
+  scratch[0] = v4;
+  return !NON_PUBLIC_V4.some((prefix) => inPrefix(scratch, prefix));
 }

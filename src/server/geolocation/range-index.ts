@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Reader, type Response } from 'maxmind';
+import { ipv4Value, ipv6Words } from './ip.js';
 import type { GeoLocation } from './location.js';
 
 /*
@@ -84,53 +85,10 @@ export interface RangeIndex {
 // ---------------------------------------------------------------------------------------------
 // Addresses as 32-bit words
 
-function parseIPv4(ip: string): number {
-  const parts = ip.split('.');
-  if (parts.length !== 4) return -1;
-  let value = 0;
-  for (const part of parts) {
-    if (!/^\d{1,3}$/.test(part)) return -1;
-    const octet = Number(part);
-    if (octet > 255) return -1;
-    value = value * 256 + octet;
-  }
-  return value;
-}
-
-function hexGroups(parts: string[]): number[] | null {
-  const groups: number[] = [];
-  for (const part of parts) {
-    if (part.includes('.')) {
-      const v4 = parseIPv4(part);
-      if (v4 < 0) return null;
-      groups.push(Math.floor(v4 / 65536), v4 % 65536);
-    } else {
-      if (!/^[0-9a-fA-F]{1,4}$/.test(part)) return null;
-      groups.push(parseInt(part, 16));
-    }
-  }
-  return groups;
-}
-
-/** IPv6 text to four big-endian 32-bit words in `out`; false when it is not an IPv6 address. */
-function parseIPv6(ip: string, out: Uint32Array): boolean {
-  const gap = ip.indexOf('::');
-  const head = gap >= 0 ? ip.slice(0, gap) : ip;
-  const tail = gap >= 0 ? ip.slice(gap + 2) : '';
-  const headGroups = hexGroups(head === '' ? [] : head.split(':'));
-  const tailGroups = hexGroups(tail === '' ? [] : tail.split(':'));
-  if (!headGroups || !tailGroups) return false;
-  const missing = 8 - headGroups.length - tailGroups.length;
-  if (gap >= 0 ? missing < 0 : missing !== 0) return false;
-  const groups = [...headGroups, ...Array<number>(missing).fill(0), ...tailGroups];
-  for (let w = 0; w < 4; w++) out[w] = groups[2 * w]! * 65536 + groups[2 * w + 1]!;
-  return true;
-}
-
 /** The address a search tree of `bits` bits walks: IPv4 in an IPv6 tree is ::a.b.c.d, as maxmind does it. */
 function addressWords(ip: string, treeWords: 1 | 4, out: Uint32Array): boolean {
-  if (ip.includes(':')) return treeWords === 4 && parseIPv6(ip, out);
-  const v4 = parseIPv4(ip);
+  if (ip.includes(':')) return treeWords === 4 && ipv6Words(ip, out);
+  const v4 = ipv4Value(ip);
   if (v4 < 0) return false;
   if (treeWords === 1) out[0] = v4;
   else {

@@ -109,10 +109,19 @@ export function deriveSource(utmSource: string | null, referrer: string | null):
  * anything else ignored). `ownOrigin` (PUBLIC_URL's origin, or the request's) is not a referrer.
  */
 export function normalizeAttribution(fields: Partial<Record<string, unknown>>, ownOrigin?: string | null): Attribution {
-  const utm = Object.fromEntries(UTM_FIELDS.map((f) => [f, cleanUtmValue(fields[f])])) as Record<UtmField, string | null>;
+  // Written out field by field: this runs for every signup.
+  const utm_source = cleanUtmValue(fields.utm_source);
   const referrer = cleanReferrer(fields.referrer, ownOrigin);
-  const landing_path = cleanLandingPath(fields.landing_path);
-  return { ...utm, referrer, landing_path, source: deriveSource(utm.utm_source, referrer) };
+  return {
+    utm_source,
+    utm_medium: cleanUtmValue(fields.utm_medium),
+    utm_campaign: cleanUtmValue(fields.utm_campaign),
+    utm_term: cleanUtmValue(fields.utm_term),
+    utm_content: cleanUtmValue(fields.utm_content),
+    referrer,
+    landing_path: cleanLandingPath(fields.landing_path),
+    source: deriveSource(utm_source, referrer),
+  };
 }
 
 /**
