@@ -51,6 +51,12 @@ export interface BuildOptions {
   signupBatch?: SignupBatchHooks;
   /** The admin event stream's heartbeat and session-check intervals (tests shorten them). */
   adminEvents?: AdminEventsOptions;
+  /**
+   * Where a SQLite database's WAL checkpoints run: in a thread of their own (the default, the
+   * server's; db/sqlite-checkpointer.ts), or SQLite's own on commit. In-process test apps use the
+   * latter: the same durability, without starting a worker thread (through tsx) per app.
+   */
+  sqliteCheckpoints?: 'thread' | 'on-commit';
 }
 
 /** Fastify's types lack the hop-count form, so a count becomes the equivalent function. */
@@ -73,7 +79,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
 
   const database = openDatabase(config.database, {
     onIdleError: (err) => app.log.error({ err }, 'database: idle connection failed'),
-    backgroundCheckpoints: app.log,
+    ...(options.sqliteCheckpoints === 'on-commit' ? {} : { backgroundCheckpoints: app.log }),
   });
   app.decorate('config', config);
   app.decorate('secretBox', openSecretBox(config.auth));

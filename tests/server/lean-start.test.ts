@@ -15,7 +15,7 @@ import { createScratchPostgres, itWhen, TEST_REDIS_URL, type ScratchPostgres } f
 const OPTIONAL = ['pg', 'pg-copy-streams', 'ioredis', 'nodemailer', 'qrcode'];
 const ESTIMATE = ['@zxcvbn-ts/core', '@zxcvbn-ts/language-common', '@zxcvbn-ts/language-en'];
 
-async function loadedPackages(env: Record<string, string>): Promise<string[]> {
+async function loadedPackages(env: Record<string, string>): Promise<{ packages: string[]; checkpointThread: boolean }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'tests/support/loaded-packages.ts'], {
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', AUTH_SECRET_KEY: randomBytes(32).toString('base64'), ...env },
@@ -27,7 +27,7 @@ async function loadedPackages(env: Record<string, string>): Promise<string[]> {
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   if (code !== 0) throw new Error(`loaded-packages exited with ${code}:\n${err}${out}`);
-  return JSON.parse(out.trim().split('\n').at(-1)!) as string[];
+  return JSON.parse(out.trim().split('\n').at(-1)!) as { packages: string[]; checkpointThread: boolean };
 }
 
 describe('a server loads what its configuration uses', () => {
@@ -38,8 +38,9 @@ describe('a server loads what its configuration uses', () => {
     await scratch?.drop();
   });
 
-  it('on SQLite without Redis or SMTP: none of the optional clients, no password dictionaries', async () => {
-    const packages = await loadedPackages({ DATABASE_URL: `file:${path.join(dir, 'lean.db')}` });
+  it('on SQLite without Redis or SMTP: none of the optional clients, no password dictionaries; checkpoints in their thread', async () => {
+    const { packages, checkpointThread } = await loadedPackages({ DATABASE_URL: `file:${path.join(dir, 'lean.db')}` });
+    expect(checkpointThread).toBe(true);
     expect(packages).toContain('fastify');
     expect(packages).toContain('better-sqlite3');
     expect(packages.filter((p) => OPTIONAL.includes(p) || ESTIMATE.includes(p))).toEqual([]);
@@ -47,7 +48,8 @@ describe('a server loads what its configuration uses', () => {
 
   itWhen(Boolean(process.env.TEST_DATABASE_URL && TEST_REDIS_URL))('on PostgreSQL with Redis: pg and ioredis, still no password dictionaries', async () => {
     scratch = await createScratchPostgres();
-    const packages = await loadedPackages({ DATABASE_URL: scratch.url, REDIS_URL: TEST_REDIS_URL! });
+    const { packages, checkpointThread } = await loadedPackages({ DATABASE_URL: scratch.url, REDIS_URL: TEST_REDIS_URL! });
+    expect(checkpointThread).toBe(false);
     expect(packages).toEqual(expect.arrayContaining(['pg', 'ioredis']));
     expect(packages.filter((p) => ESTIMATE.includes(p))).toEqual([]);
   });

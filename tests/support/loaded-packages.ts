@@ -2,11 +2,13 @@ import { createRequire } from 'node:module';
 import { buildApp } from '../../src/server/app.js';
 import { createAdmin } from '../../src/server/auth/admins.js';
 import { loadConfigOrReport } from '../../src/server/config.js';
+import { sqliteCheckpointerOf } from '../../src/server/db/database.js';
 
 /**
  * Run as its own process (`node --import tsx`) by lean-start.test.ts: starts the app from the
  * environment, takes a signup, creates an admin and signs in, then prints (as the last line of
- * standard output) the JSON list of the packages this thread loaded through require, by name.
+ * standard output) the JSON list of the packages this thread loaded through require, by name, and
+ * whether its SQLite checkpoints ran in their own thread.
  */
 const config = loadConfigOrReport((text) => process.stderr.write(text));
 if (!config) throw new Error('configuration refused');
@@ -18,6 +20,7 @@ const password = 'correct-Horse-battery-42';
 await createAdmin(app.database.db, 'lean-admin@example.com', password);
 const token = await app.inject({ method: 'POST', url: '/auth/v1/token?grant_type=password', payload: { email: 'lean-admin@example.com', password } });
 if (token.statusCode !== 200) throw new Error(`sign-in answered ${token.statusCode}: ${token.body}`);
+const checkpointThread = sqliteCheckpointerOf(app.database.db) !== undefined;
 await app.close();
 
 const packages = new Set<string>();
@@ -27,4 +30,4 @@ for (const file of Object.keys(createRequire(import.meta.url).cache)) {
   const parts = file.slice(at + 'node_modules/'.length).split('/');
   packages.add(parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!);
 }
-console.log(JSON.stringify([...packages].sort()));
+console.log(JSON.stringify({ packages: [...packages].sort(), checkpointThread }));

@@ -48,7 +48,9 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
   });
   let app: FastifyInstance;
   try {
-    app = await buildApp(config, { geolocator: noGeolocation, logger: false, ...buildOptions });
+    // SQLite's own checkpoints: a checkpoint thread per app would cost each test app a worker started
+    // through tsx (db/sqlite-checkpointer.ts has its own tests; server processes run it).
+    app = await buildApp(config, { geolocator: noGeolocation, logger: false, sqliteCheckpoints: 'on-commit', ...buildOptions });
     await app.ready();
   } catch (err) {
     await cleanUp();
