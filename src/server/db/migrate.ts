@@ -9,6 +9,8 @@ import * as consent from './migrations/2026-11-24T0900-consent.js';
 import * as unloggedRateLimits from './migrations/2026-11-24T1000-unlogged-rate-limits.js';
 import * as attribution from './migrations/2026-11-25T0900-attribution.js';
 import * as emailTrigramIndex from './migrations/2026-11-25T2000-email-trigram-index.js';
+import * as emailDomainIndex from './migrations/2026-11-27T0700-email-domain-index.js';
+import * as waitlistCount from './migrations/2026-11-27T0800-waitlist-count.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -21,6 +23,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T1000-unlogged-rate-limits': unloggedRateLimits,
   '2026-11-25T0900-attribution': attribution,
   '2026-11-25T2000-email-trigram-index': emailTrigramIndex,
+  '2026-11-27T0700-email-domain-index': emailDomainIndex,
+  '2026-11-27T0800-waitlist-count': waitlistCount,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */

@@ -135,6 +135,12 @@ export interface AuthRateLimitsTable {
   count: number;
 }
 
+/** PostgreSQL only: the waitlist's count as a sum of deltas, kept by triggers (migration 2026-11-27T0800). */
+export interface WaitlistCountDeltaTable {
+  id: Generated<string>;
+  n: string;
+}
+
 export interface AuditLogTable {
   id: string;
   created_at: Timestamp;
@@ -179,6 +185,7 @@ export interface MailOutboxTable {
 export interface Database {
   waitlist: WaitlistTable;
   waitlist_suppressions: WaitlistSuppressionsTable;
+  waitlist_count_delta: WaitlistCountDeltaTable;
   admin_users: AdminUsersTable;
   admin_sessions: AdminSessionsTable;
   admin_refresh_tokens: AdminRefreshTokensTable;
