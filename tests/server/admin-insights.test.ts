@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/server/auth/admins.js';
+import { toIsoTimestamp } from '../../src/server/db/database.js';
 import { INSIGHTS_MAX_RANGE_DAYS, seriesBuckets, seriesRange } from '../../src/server/waitlist/insights.js';
 import {
   ADMIN_INSIGHTS_PATH,
@@ -242,6 +243,46 @@ describe.each(TEST_DIALECTS)('admin insights (%s)', (dialect: TestDialect) => {
       const { asOf: _asOf, ...rest } = got;
       expect(rest, JSON.stringify(filter)).toEqual(expected(rows, filter, 'required'));
     }
+  });
+
+  it('keeps agreeing as entries change: status and confirmation updates, deletes, many small statements, deleting everything', async () => {
+    const h = await harness(dialect, 'required');
+    const { db } = h.t.app.database;
+    const rows = knownRows();
+    for (let i = 0; i < 100; i++) rows.push(entry(`2026-04-${String(1 + (i % 28)).padStart(2, '0')}T12:00:00.000Z`, { country: 'Germany', source: 'google' }));
+    await insert(h, rows);
+    // The rows as stored now, for the count in JavaScript.
+    const stored = async (): Promise<WaitlistEntry[]> =>
+      (await db.selectFrom('waitlist').selectAll().execute()).map((r) => ({ ...r, created_at: toIsoTimestamp(r.created_at), confirmed_at: r.confirmed_at === null ? null : toIsoTimestamp(r.confirmed_at) }) as WaitlistEntry);
+    const filters: WaitlistFilter[] = [{}, { from: '2026-03-01', to: '2026-05-31' }, { from: '2026-04-02', to: '2026-04-09' }, { from: '2026-04-15' }, { to: '2026-03-31' }];
+    const agree = async (step: string) => {
+      const now = await stored();
+      for (const filter of filters) {
+        const { asOf: _asOf, ...rest } = await insights(h, filter);
+        expect(rest, `${step} ${JSON.stringify(filter)}`).toEqual(expected(now, filter, 'required'));
+      }
+    };
+    await agree('inserted');
+    const ids = rows.map((r) => r.id);
+    await db.updateTable('waitlist').set({ status: 'confirmed', confirmed_at: '2026-05-01T00:00:00.000Z' }).where('id', 'in', ids.slice(0, 40)).execute();
+    await db.updateTable('waitlist').set({ status: 'invited', invited_at: '2026-05-02T00:00:00.000Z' }).where('id', 'in', ids.slice(20, 60)).execute();
+    await db.updateTable('waitlist').set({ status: 'unsubscribed', unsubscribed_at: '2026-05-03T00:00:00.000Z' }).where('id', 'in', ids.slice(50, 70)).execute();
+    await db.updateTable('waitlist').set({ country: 'Chile', source: null, utm_campaign: 'autumn' }).where('id', 'in', ids.slice(65, 90)).execute();
+    // An update that changes no counted column.
+    await db.updateTable('waitlist').set({ confirmation_sent_at: '2026-05-04T00:00:00.000Z' }).execute();
+    await agree('updated');
+    await db.deleteFrom('waitlist').where('id', 'in', ids.slice(30, 110)).execute();
+    await agree('deleted');
+    // Enough single statements to fold the running counts several times over.
+    for (let i = 0; i < 150; i++) {
+      await insert(h, [entry(`2026-04-${String(1 + (i % 5)).padStart(2, '0')}T08:00:00.000Z`, { country: i % 3 ? 'France' : null, utm_campaign: i % 2 ? 'spring' : null })]);
+      if (i % 7 === 0) await db.deleteFrom('waitlist').where('id', '=', ids[110 + i]!).execute();
+    }
+    await agree('many statements');
+    await db.deleteFrom('waitlist').execute();
+    await agree('all deleted');
+    await insert(h, rows.slice(0, 20));
+    await agree('inserted again');
   });
 
   it('runs the range from the first matching day to today without from and to', async () => {

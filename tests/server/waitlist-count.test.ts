@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as waitlistCountMigration from '../../src/server/db/migrations/2026-11-27T0800-waitlist-count.js';
+import * as waitlistRollupMigration from '../../src/server/db/migrations/2026-11-27T0900-waitlist-rollup.js';
 import { countWaitlist } from '../../src/server/waitlist/admin-repository.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { describeWhen, openTestDatabase, TEST_DIALECTS, type TestDatabase, type TestDialect } from '../support/databases.js';
@@ -104,12 +105,26 @@ describeWhen(withPostgres)('the waitlist count deltas (postgres)', () => {
     await t?.close();
   });
 
+  /** waitlist_rollup's sums (migration 2026-11-27T0900) against GROUP BYs of the entries themselves. */
+  const expectRollupExact = async () => {
+    const { rows: got } = await sql<{ key: string; n: string }>`
+      SELECT concat_ws('|', day, dim, coalesce(value, '<null>')) AS key, sum(n) AS n FROM waitlist_rollup GROUP BY day, dim, value HAVING sum(n) <> 0 ORDER BY 1`.execute(t.handle.db);
+    const { rows: want } = await sql<{ key: string; n: string }>`
+      SELECT concat_ws('|', k.day, k.dim, coalesce(k.value, '<null>')) AS key, count(*) AS n
+      FROM waitlist w, LATERAL (VALUES (1, w.status), (2, w.country), (3, w.source), (4, w.utm_campaign), (5, CASE WHEN w.confirmed_at IS NOT NULL THEN '' END)) AS k0 (dim, value),
+           LATERAL (SELECT (w.created_at AT TIME ZONE 'UTC')::date AS day, k0.dim, k0.value) AS k
+      WHERE k.dim <> 5 OR k.value IS NOT NULL
+      GROUP BY 1 ORDER BY 1`.execute(t.handle.db);
+    expect(got).toEqual(want);
+  };
+
   const deltaRows = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM waitlist_count_delta`.execute(t.handle.db)).rows[0]!.n);
 
   it('folds its deltas, so the table stays small however many statements wrote', async () => {
     const { db } = t.handle;
     for (let i = 0; i < 600; i++) await db.insertInto('waitlist').values(entries(1)).execute();
     await expectExact(600);
+    await expectRollupExact();
     // Every 256th delta folds the others: at most 256 since the last fold, plus the folded sum.
     expect(await deltaRows()).toBeLessThanOrEqual(257);
     expect(await deltaRows()).toBeLessThan(600);
@@ -147,18 +162,26 @@ describeWhen(withPostgres)('the waitlist count deltas (postgres)', () => {
     await db.insertInto('waitlist').values(entries(7)).execute();
     await sql`TRUNCATE waitlist`.execute(db);
     await expectExact(0);
+    await expectRollupExact();
     await db.insertInto('waitlist').values(entries(2)).execute();
     await expectExact(2);
+    await expectRollupExact();
   });
 
   it('starts from the entries already there when the migration runs', async () => {
     const { db } = t.handle;
     await db.insertInto('waitlist').values(entries(3)).execute();
+    await waitlistRollupMigration.down(db);
     await waitlistCountMigration.down(db);
-    await db.insertInto('waitlist').values(entries(4)).execute();
-    await db.transaction().execute((trx) => waitlistCountMigration.up(trx));
+    await db.insertInto('waitlist').values(entries(4).map((e, i) => ({ ...e, country: i % 2 ? 'Chile' : null, status: i ? 'joined' : 'pending' }))).execute();
+    await db.transaction().execute(async (trx) => {
+      await waitlistCountMigration.up(trx);
+      await waitlistRollupMigration.up(trx);
+    });
     await expectExact(7);
+    await expectRollupExact();
     await db.insertInto('waitlist').values(entries(1)).execute();
     await expectExact(8);
+    await expectRollupExact();
   });
 });

@@ -141,6 +141,18 @@ export interface WaitlistCountDeltaTable {
   n: string;
 }
 
+/**
+ * PostgreSQL only: the insight panel's counts per UTC day and status (dim 1), country (2), source
+ * (3), campaign (4) and confirmed (5), as deltas kept by triggers (migration 2026-11-27T0900).
+ */
+export interface WaitlistRollupTable {
+  id: Generated<string>;
+  day: string;
+  dim: number;
+  value: string | null;
+  n: string;
+}
+
 export interface AuditLogTable {
   id: string;
   created_at: Timestamp;
@@ -186,6 +198,7 @@ export interface Database {
   waitlist: WaitlistTable;
   waitlist_suppressions: WaitlistSuppressionsTable;
   waitlist_count_delta: WaitlistCountDeltaTable;
+  waitlist_rollup: WaitlistRollupTable;
   admin_users: AdminUsersTable;
   admin_sessions: AdminSessionsTable;
   admin_refresh_tokens: AdminRefreshTokensTable;

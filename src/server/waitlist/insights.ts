@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { isPostgres, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { countWaitlist, matching } from './admin-repository.js';
@@ -9,8 +9,10 @@ import { ENTRY_STATUSES } from '../../shared/waitlist/entry.js';
 /**
  * The admin's insight panel (contract: waitlistInsightsSchema in src/shared/admin/waitlist-api.ts),
  * computed by the database with GROUP BY under the same filter as the list (admin-repository.ts
- * `matching`). Each GROUP BY is on a column with its own (column, created_at DESC, id DESC) index, so
- * an unfiltered panel, or one filtered on that column or on dates, reads indexes only:
+ * `matching`). On PostgreSQL an unfiltered panel, or one filtered by dates only, sums the per-day
+ * counts that triggers keep in waitlist_rollup instead (countsFromRollup). Otherwise each GROUP BY is
+ * on a column with its own (column, created_at DESC, id DESC) index, so an unfiltered panel, or one
+ * filtered on that column or on dates, reads indexes only:
  *
  * - statuses: GROUP BY status; their sum is `matching` (no separate count);
  * - series: a count per UTC day (per ISO week when the range is longer than INSIGHTS_MAX_DAYS), each
@@ -46,7 +48,10 @@ export async function waitlistInsights(db: Kysely<Database>, filter: WaitlistFil
   // Without a filter, `total` is the statuses' sum: no count of its own.
   const total = isEmptyFilter(filter) ? null : await countWaitlist(db);
   let counts: PanelCounts;
-  if (total === null) {
+  const datesOnly = !filter.q && !filter.country && !filter.source && !filter.campaign && !filter.status && !filter.until;
+  if (datesOnly && isPostgres(db)) {
+    counts = await countsFromRollup(db, filter, today, options);
+  } else if (total === null) {
     counts = await countsFromIndexes(db, filter, today, options);
   } else if (!filter.q && !filter.country && !filter.source && !filter.campaign && !filter.status) {
     // Dates only: the indexes can answer (each ends in created_at), and do better than reading the
@@ -157,8 +162,21 @@ async function countsFromRows(db: Kysely<Database>, filter: WaitlistFilter, toda
   if (options.confirmation === 'required') {
     query = query.unionAll((qb) => qb.selectFrom('m').select([kind('confirmed'), sql<string | null>`NULL`.as('value'), count]).where('confirmed_at', 'is not', null));
   }
-  const rows = await query.execute();
+  return panelFromGroups(await query.execute(), filter, today, options);
+}
 
+/** A group's count as the panel queries return it: `kind` says which list, `value` which entry of it. */
+interface GroupCount {
+  kind: string;
+  value: string | null;
+  n: string | number;
+}
+
+/**
+ * The panel from its groups (countsFromRows, countsFromRollup): the statuses, the top lists in their
+ * order (cut to INSIGHTS_TOP), and the days bucketed into the series.
+ */
+function panelFromGroups(rows: GroupCount[], filter: WaitlistFilter, today: string, options: InsightsOptions): PanelCounts {
   const counts: PanelCounts = { bucket: 'day', series: [], statuses: new Map(), countries: [], sources: [], campaigns: [], confirmed: options.confirmation === 'required' ? 0 : null };
   const days: Array<{ day: string; count: number }> = [];
   for (const row of rows) {
@@ -171,7 +189,10 @@ async function countsFromRows(db: Kysely<Database>, filter: WaitlistFilter, toda
     else if (row.kind === 'confirmed') counts.confirmed = n;
   }
   // UNION ALL keeps no order across its parts: each list is put back in its own.
-  for (const list of [counts.countries, counts.sources, counts.campaigns]) list.sort(byCountThenValue);
+  for (const list of [counts.countries, counts.sources, counts.campaigns]) {
+    list.sort(byCountThenValue);
+    list.splice(INSIGHTS_TOP);
+  }
   days.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
   const range = seriesRange(days[0]?.day ?? null, days[days.length - 1]?.day ?? null, filter, today);
   if (range) {
@@ -186,6 +207,43 @@ async function countsFromRows(db: Kysely<Database>, filter: WaitlistFilter, toda
     counts.series = buckets.map((b) => ({ start: dayOf(b.start), count: byBucket.get(b.start) ?? 0 }));
   }
   return counts;
+}
+
+/** waitlist_rollup's dims (migration 2026-11-27T0900), as the panel's kinds. */
+const ROLLUP_KINDS: Record<number, string> = { 1: 'status', 2: 'country', 3: 'source', 4: 'campaign', 5: 'confirmed' };
+
+/**
+ * PostgreSQL, with no filter or dates only: the panel from waitlist_rollup, the counts per UTC day
+ * that triggers keep (migration 2026-11-27T0900), instead of GROUP BYs over every entry: a sum of
+ * a few thousand rows. The filter's days are UTC days, as the rollup's.
+ */
+async function countsFromRollup(db: Kysely<Database>, filter: WaitlistFilter, today: string, options: InsightsOptions): Promise<PanelCounts> {
+  const inRange = (eb: ExpressionBuilder<Database, 'waitlist_rollup'>) => {
+    const conditions: Array<Expression<SqlBool>> = [];
+    if (filter.from) conditions.push(eb('day', '>=', sql<string>`CAST(${filter.from} AS date)`));
+    if (filter.to) conditions.push(eb('day', '<=', sql<string>`CAST(${filter.to} AS date)`));
+    return eb.and(conditions);
+  };
+  const sum = sql<string>`sum(n)`;
+  const [groups, days] = await Promise.all([
+    db.selectFrom('waitlist_rollup').select(['dim', 'value', sum.as('n')]).where(inRange).groupBy(['dim', 'value']).having(sql<SqlBool>`sum(n) <> 0`).execute(),
+    db
+      .selectFrom('waitlist_rollup')
+      .select([sql<string>`to_char(day, 'YYYY-MM-DD')`.as('value'), sum.as('n')])
+      .where('dim', '=', 1)
+      .where(inRange)
+      .groupBy('day')
+      .having(sql<SqlBool>`sum(n) <> 0`)
+      .execute(),
+  ]);
+  const rows: GroupCount[] = [];
+  for (const g of groups) {
+    const kind = ROLLUP_KINDS[g.dim];
+    if (kind === 'confirmed' && options.confirmation !== 'required') continue;
+    if (kind) rows.push({ kind, value: g.value, n: g.n });
+  }
+  for (const d of days) rows.push({ kind: 'day', value: d.value, n: d.n });
+  return panelFromGroups(rows, filter, today, options);
 }
 
 /** The UTC day of the first or last matching entry (an index's end), or null when nothing matches. */
