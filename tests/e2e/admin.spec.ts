@@ -296,6 +296,39 @@ test.describe('/admin with a mocked admin API', () => {
   });
 });
 
+test.describe('opening /admin with a stored session', () => {
+  test("the table's requests do not wait for the server's session check; a session the server refuses still ends on /auth", async ({ ownAdminContext }) => {
+    const page = await ownAdminContext.newPage();
+    // Hold the check (GET /auth/v1/user) until the list has been asked for: with the request
+    // waiting on the check, this would never happen and the test would time out.
+    let listAsked!: () => void;
+    const asked = new Promise<void>((resolve) => (listAsked = resolve));
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/api/admin/waitlist') listAsked();
+    });
+    await page.route(
+      (url) => url.pathname === '/auth/v1/user',
+      async (route) => {
+        await asked;
+        await route.continue();
+      },
+    );
+    await page.goto('/admin');
+    await expect(page.getByText(/^\d+ (person|people) signed up/)).toBeVisible();
+    await expect(page.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
+    await expect(page).toHaveURL(/\/admin$/);
+
+    // The server no longer knows the session: the check sends the page to /auth.
+    await page.unroute((url) => url.pathname === '/auth/v1/user');
+    await page.route(
+      (url) => url.pathname === '/auth/v1/user',
+      (route) => route.fulfill({ status: 401, json: { code: 401, error_code: 'session_not_found', msg: 'Session from session_id claim in JWT does not exist' } }),
+    );
+    await page.reload();
+    await expect(page).toHaveURL(/\/auth$/);
+  });
+});
+
 test.describe('ending the session', () => {
   test('a 401 from the admin API signs out locally and goes to /auth', async ({ ownAdminContext }) => {
     const page = await ownAdminContext.newPage();

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { useNavigate } from '../site/router.js';
 import { PAGES } from '../../shared/site/pages.js';
 import { getAuthClient } from '../session/auth-client.js';
-import { checkAssurance } from '../session/mfa.js';
+import { checkAssurance, storedSignIn } from '../session/mfa.js';
 
 export type AdminSession = { status: 'checking' } | { status: 'signed-in'; email: string };
 
@@ -10,6 +10,11 @@ export type AdminSession = { status: 'checking' } | { status: 'signed-in'; email
  * Guards /admin: no session on load, a SIGNED_OUT event or a session that disappears (auth-js also
  * relays sign-outs from other tabs) sends the user to /auth. So does a password-only (aal1) session of
  * an admin with a verified TOTP factor: /auth then asks for the code.
+ *
+ * A stored session that does not already say a code is due shows the panel at once (storedSignIn),
+ * so its requests start without waiting for the server's check (a GET /user): the admin API
+ * authorizes each request itself, and answers a missing code with 403 insufficient_aal, which the
+ * panel handles. The check still runs and leads to /auth when it finds the session gone or a code due.
  */
 export function useAdminSession(): AdminSession {
   const navigate = useNavigate();
@@ -18,7 +23,7 @@ export function useAdminSession(): AdminSession {
   useEffect(() => {
     const auth = getAuthClient();
     let active = true;
-    /** The assurance check has passed: until then, events must not show the panel. */
+    /** The assurance check has passed, or the stored session was shown: until then, events must not show the panel. */
     let checked = false;
     const signedIn = (email: string) =>
       setSession((previous) => (previous.status === 'signed-in' && previous.email === email ? previous : { status: 'signed-in', email }));
@@ -34,6 +39,14 @@ export function useAdminSession(): AdminSession {
       else if (active && checked) signedIn(current.user.email ?? '');
     });
 
+    storedSignIn()
+      .then((email) => {
+        if (email !== null && active && !checked) {
+          checked = true;
+          signedIn(email);
+        }
+      })
+      .catch(() => undefined);
     checkAssurance()
       .then((assurance) => {
         if (assurance.kind === 'signed-in') {

@@ -37,6 +37,23 @@ export async function checkAssurance(): Promise<Assurance> {
   return factor ? { kind: 'needs-code', factorId: factor.id } : signedIn;
 }
 
+/**
+ * The signed-in address by what this browser stored alone (no request): the session, and the
+ * factors as of its last sign-in or refresh. Null when there is no session or the stored copy
+ * already says a code is due. Enough to show /admin and start its requests at once; the admin API
+ * authorizes each of them, and checkAssurance() confirms the level against the server meanwhile.
+ */
+export async function storedSignIn(): Promise<string | null> {
+  const auth = getAuthClient();
+  const {
+    data: { session },
+  } = await auth.getSession();
+  if (!session) return null;
+  const { data, error } = await auth.mfa.getAuthenticatorAssuranceLevel();
+  if (error || !data || (data.nextLevel === 'aal2' && data.currentLevel !== 'aal2')) return null;
+  return session.user.email ?? '';
+}
+
 /** The admin's verified TOTP factor (GoTrue allows one per admin here), or null. */
 export async function verifiedTotpFactor(): Promise<Factor | null> {
   const { data, error } = await getAuthClient().mfa.listFactors();
