@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import * as waitlistCountMigration from '../../src/server/db/migrations/2026-11-27T0800-waitlist-count.js';
 import * as waitlistRollupMigration from '../../src/server/db/migrations/2026-11-27T0900-waitlist-rollup.js';
 import { countWaitlist } from '../../src/server/waitlist/admin-repository.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
@@ -9,8 +8,9 @@ import { describeWhen, openTestDatabase, TEST_DIALECTS, type TestDatabase, type 
 import { waitlistEntry } from '../support/entries.js';
 
 /**
- * The whole list's count (issue 10). PostgreSQL keeps it as a sum of deltas written by statement
- * triggers (migration 2026-11-27T0800) instead of reading an index of every entry; SQLite counts.
+ * The whole list's count (issue 10). PostgreSQL sums the per-day status counts that statement
+ * triggers keep (waitlist_rollup, migration 2026-11-27T0900) instead of reading an index of every
+ * entry; SQLite counts.
  * Either way countWaitlist() must be exactly count(*) after every way entries come and go.
  */
 
@@ -97,7 +97,7 @@ describe.each(TEST_DIALECTS)('the waitlist count (%s)', (dialect: TestDialect) =
 
 const withPostgres = TEST_DIALECTS.includes('postgres');
 
-describeWhen(withPostgres)('the waitlist count deltas (postgres)', () => {
+describeWhen(withPostgres)('the waitlist rollup (postgres)', () => {
   beforeEach(async () => {
     t = await openTestDatabase('postgres');
   });
@@ -118,16 +118,17 @@ describeWhen(withPostgres)('the waitlist count deltas (postgres)', () => {
     expect(got).toEqual(want);
   };
 
-  const deltaRows = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM waitlist_count_delta`.execute(t.handle.db)).rows[0]!.n);
+  const rollupRows = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM waitlist_rollup`.execute(t.handle.db)).rows[0]!.n);
 
   it('folds its deltas, so the table stays small however many statements wrote', async () => {
     const { db } = t.handle;
     for (let i = 0; i < 600; i++) await db.insertInto('waitlist').values(entries(1)).execute();
     await expectExact(600);
     await expectRollupExact();
-    // Every 256th delta folds the others: at most 256 since the last fold, plus the folded sum.
-    expect(await deltaRows()).toBeLessThanOrEqual(257);
-    expect(await deltaRows()).toBeLessThan(600);
+    // Each statement adds 4 rows (status, and no country, source or campaign, all on one day); every
+    // 64th folds the day into its 4 groups: at most 63 statements' rows since the last fold, plus those.
+    expect(await rollupRows()).toBeLessThanOrEqual(4 * 64);
+    expect(await rollupRows()).toBeLessThan(600);
   });
 
   it('never makes a writer wait: a fold skips the deltas another fold holds, and sees none of an open transaction', async () => {
@@ -140,12 +141,16 @@ describeWhen(withPostgres)('the waitlist count deltas (postgres)', () => {
       await client.query('BEGIN');
       let held = 0;
       let folded = false;
+      const rows = async () => Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM waitlist_rollup')).rows[0]!.n);
+      let before = await rows();
       while (!folded) {
         const [row] = entries(1, 'held');
         await client.query('INSERT INTO waitlist (id, email, created_at, status) VALUES ($1, $2, $3, $4)', [row!.id, row!.email, row!.created_at, row!.status]);
         held++;
-        const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM waitlist_count_delta');
-        folded = Number(rows[0]!.n) === 1;
+        // A statement adds rows unless it folded, which leaves one row per group.
+        const after = await rows();
+        folded = after <= before;
+        before = after;
       }
       // Others write (and fold) meanwhile without waiting for it, and count without its entries.
       for (let i = 0; i < 300; i++) await db.insertInto('waitlist').values(entries(1)).execute();
@@ -172,12 +177,8 @@ describeWhen(withPostgres)('the waitlist count deltas (postgres)', () => {
     const { db } = t.handle;
     await db.insertInto('waitlist').values(entries(3)).execute();
     await waitlistRollupMigration.down(db);
-    await waitlistCountMigration.down(db);
     await db.insertInto('waitlist').values(entries(4).map((e, i) => ({ ...e, country: i % 2 ? 'Chile' : null, status: i ? 'joined' : 'pending' }))).execute();
-    await db.transaction().execute(async (trx) => {
-      await waitlistCountMigration.up(trx);
-      await waitlistRollupMigration.up(trx);
-    });
+    await db.transaction().execute((trx) => waitlistRollupMigration.up(trx));
     await expectExact(7);
     await expectRollupExact();
     await db.insertInto('waitlist').values(entries(1)).execute();

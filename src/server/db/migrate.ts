@@ -10,7 +10,6 @@ import * as unloggedRateLimits from './migrations/2026-11-24T1000-unlogged-rate-
 import * as attribution from './migrations/2026-11-25T0900-attribution.js';
 import * as emailTrigramIndex from './migrations/2026-11-25T2000-email-trigram-index.js';
 import * as emailDomainIndex from './migrations/2026-11-27T0700-email-domain-index.js';
-import * as waitlistCount from './migrations/2026-11-27T0800-waitlist-count.js';
 import * as waitlistRollup from './migrations/2026-11-27T0900-waitlist-rollup.js';
 
 /** Every migration, by name; names sort in the order they must run. */
@@ -25,7 +24,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T0900-attribution': attribution,
   '2026-11-25T2000-email-trigram-index': emailTrigramIndex,
   '2026-11-27T0700-email-domain-index': emailDomainIndex,
-  '2026-11-27T0800-waitlist-count': waitlistCount,
   '2026-11-27T0900-waitlist-rollup': waitlistRollup,
 };
 

@@ -135,15 +135,10 @@ export interface AuthRateLimitsTable {
   count: number;
 }
 
-/** PostgreSQL only: the waitlist's count as a sum of deltas, kept by triggers (migration 2026-11-27T0800). */
-export interface WaitlistCountDeltaTable {
-  id: Generated<string>;
-  n: string;
-}
-
 /**
- * PostgreSQL only: the insight panel's counts per UTC day and status (dim 1), country (2), source
- * (3), campaign (4) and confirmed (5), as deltas kept by triggers (migration 2026-11-27T0900).
+ * PostgreSQL only: the entries per UTC day and status (dim 1), country (2), source (3), campaign (4)
+ * and confirmed (5), as deltas kept by triggers (migration 2026-11-27T0900): the insight panel's
+ * counts, and (dim 1 summed) the whole list's count.
  */
 export interface WaitlistRollupTable {
   id: Generated<string>;
@@ -197,7 +192,6 @@ export interface MailOutboxTable {
 export interface Database {
   waitlist: WaitlistTable;
   waitlist_suppressions: WaitlistSuppressionsTable;
-  waitlist_count_delta: WaitlistCountDeltaTable;
   waitlist_rollup: WaitlistRollupTable;
   admin_users: AdminUsersTable;
   admin_sessions: AdminSessionsTable;
