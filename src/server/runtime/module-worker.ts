@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
+import { applyHeapFlags } from './heap.js';
 
 /**
  * Starts the worker thread whose module is `name` (without extension) beside the module at
@@ -10,6 +11,13 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
  * sources (development, tests) run its .ts through tsx, registered in the worker first.
  */
 export function startModuleWorker(callerUrl: string, name: string, options: WorkerOptions = {}): Worker {
+  const worker = newModuleWorker(callerUrl, name, options);
+  // V8 resets some of its flags as the thread sets up its heap: the server applies its settings again.
+  worker.once('online', applyHeapFlags);
+  return worker;
+}
+
+function newModuleWorker(callerUrl: string, name: string, options: WorkerOptions): Worker {
   if (fileURLToPath(callerUrl).endsWith('.js')) return new Worker(new URL(`./${name}.js`, callerUrl), options);
   const require = createRequire(callerUrl);
   const tsxPackage = require.resolve('tsx/package.json');
