@@ -1,3 +1,5 @@
+import { COUNTRY_NAMES } from './country-names.js';
+
 /** Where an address is, as stored on a waitlist entry. Unknown parts are null, never ''. */
 export interface GeoLocation {
   country: string | null;
@@ -23,28 +25,14 @@ export function cleanPlaceName(value: unknown): string | null {
   return cleaned === '' ? null : cleaned;
 }
 
-const regionNames = new Intl.DisplayNames(['en'], { type: 'region', fallback: 'none' });
-
-// Intl.DisplayNames takes microseconds per call; there are only 676 codes.
-const countryNames = new Map<string, string | null>();
-
-/** English country name for an ISO 3166-1 alpha-2 code ('GB' -> 'United Kingdom'); null if unknown. */
+/**
+ * English country name for an ISO 3166-1 alpha-2 code ('GB' -> 'United Kingdom'); null if unknown.
+ * From a table (country-names.ts) made from ICU's names: Intl.DisplayNames would map about 5 MB of
+ * ICU data into the server on the first signup.
+ */
 export function countryNameFromCode(code: unknown): string | null {
   if (typeof code !== 'string' || !/^[A-Za-z]{2}$/.test(code.trim())) return null;
-  const upper = code.trim().toUpperCase();
-  const known = countryNames.get(upper);
-  if (known !== undefined) return known;
-  let name: string | null = null;
-  if (upper !== 'ZZ') {
-    try {
-      const found = regionNames.of(upper);
-      name = found && found !== upper ? found : null;
-    } catch {
-      name = null;
-    }
-  }
-  countryNames.set(upper, name);
-  return name;
+  return COUNTRY_NAMES[code.trim().toUpperCase()] ?? null;
 }
 
 /** A location with at least one known part, or null. */
