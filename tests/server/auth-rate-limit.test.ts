@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/server/auth/admins.js';
-import { dummyPasswordHash } from '../../src/server/auth/passwords.js';
+import { dummyPasswordHash, verifyPassword } from '../../src/server/auth/passwords.js';
 import type { AuthApiError } from '../../src/server/auth/errors.js';
 import { AuthService, signInDelayMs } from '../../src/server/auth/service.js';
 import { accountLimitKeys, databaseStore, memoryStore, redisStore } from '../../src/server/rate-limit/index.js';
@@ -146,7 +146,11 @@ describe.each(TEST_DIALECTS)('rate limits and credential handling (%s)', (dialec
       // with exactly the parameters of a real one (cost is measured by benchmarks, not asserted here).
       const stored = await app.database.db.selectFrom('admin_users').select('password_hash').executeTakeFirstOrThrow();
       const parameters = (encoded: string) => encoded.split('$').slice(1, 4).join('$');
-      expect(parameters(await dummyPasswordHash())).toBe(parameters(stored.password_hash));
+      expect(parameters(dummyPasswordHash())).toBe(parameters(stored.password_hash));
+      // Salt and digest of the sizes argon2 writes, so the verification runs in full and then fails.
+      const sizes = (encoded: string) => encoded.split('$').slice(4).map((part) => part.length);
+      expect(sizes(dummyPasswordHash())).toEqual(sizes(stored.password_hash));
+      expect(await verifyPassword(dummyPasswordHash(), 'wrong-password-x')).toBe(false);
       expect(parameters(stored.password_hash)).toMatch(/^argon2id\$v=19\$m=19456,t=2,p=1$/);
     });
   });

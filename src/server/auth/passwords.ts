@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { hash, verify, type Algorithm, type Options } from '@node-rs/argon2';
 import { estimateGuessScore } from './guess-estimator.js';
 
@@ -78,26 +79,28 @@ export async function verifyPassword(passwordHash: string, password: string): Pr
   }
 }
 
-let dummyHash: Promise<string> | null = null;
-
-/** Computes the dummy hash ahead of the first sign-in, so even that one has normal timing. */
-export function warmUpDummyHash(): void {
-  dummyHash ??= hash('dummy password for timing equalisation', ARGON2_OPTIONS);
-  dummyHash.catch(() => {
-    dummyHash = null;
-  });
-}
+/**
+ * What an unknown address's password is verified against: a PHC string with the cost parameters of
+ * every stored hash and a random salt and digest (the sizes argon2 writes), made once per process.
+ * Verifying runs argon2 with those parameters in full before the comparison fails, so it costs what
+ * checking a real account's wrong password costs, and no hashing runs at start-up (hashing one took
+ * argon2's 19 MiB on top of the server's memory while it ran).
+ */
+const dummyHash = (() => {
+  const b64 = (bytes: number) => randomBytes(bytes).toString('base64').replace(/=+$/, '');
+  const { memoryCost, timeCost, parallelism } = ARGON2_OPTIONS;
+  return `$argon2id$v=19$m=${memoryCost},t=${timeCost},p=${parallelism}$${b64(16)}$${b64(32)}`;
+})();
 
 /**
  * Spends the same argon2 work as a real verification, so an unknown address and a wrong password
  * take about the same time.
  */
 export async function verifyAgainstDummy(password: string): Promise<void> {
-  await verifyPassword(await dummyPasswordHash(), password);
+  await verifyPassword(dummyHash, password);
 }
 
 /** The encoded dummy hash (same algorithm and cost parameters as every stored hash). */
-export function dummyPasswordHash(): Promise<string> {
-  warmUpDummyHash();
-  return dummyHash!;
+export function dummyPasswordHash(): string {
+  return dummyHash;
 }

@@ -4,7 +4,6 @@ import type { z } from 'zod/mini';
 import { authenticate, sessionLimits, type AuthSuccess } from './authenticate.js';
 import { AuthApiError, registerAuthErrorHandling, schemaProblemError } from './errors.js';
 import { getKeyRing } from './keys.js';
-import { warmUpDummyHash } from './passwords.js';
 import { AuthService, type ClientInfo } from './service.js';
 import { listUserFactors } from './factors-repository.js';
 import { MfaService } from './mfa.js';
@@ -122,7 +121,6 @@ export async function authRoutes(instance: FastifyInstance): Promise<void> {
 
   // Load (or create, on first start) the signing key before serving.
   await getKeyRing(app.database.db);
-  warmUpDummyHash();
 
   app.post(
     '/token',
