@@ -10,7 +10,10 @@ import { YOUNG_GENERATION_BYTES } from '../../src/server/runtime/heap.js';
  * flags are per process).
  */
 async function youngGeneration(mode: 'configured' | 'default'): Promise<number> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tests/support/young-generation.ts', mode], {
+  // V8's default maximum depends on the machine's memory (2 x 4 MB at 2 GiB or less): the default
+  // case gets the 2 x 16 MB it has on larger machines, so that it can show growth anywhere.
+  const v8Flags = mode === 'default' ? ['--max-semi-space-size=16'] : [];
+  const child = spawn(process.execPath, [...v8Flags, '--import', 'tsx', 'tests/support/young-generation.ts', mode], {
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -27,9 +30,10 @@ async function youngGeneration(mode: 'configured' | 'default'): Promise<number> 
 describe('the server heap settings', () => {
   it('hold the young generation at its size after a worker thread has started', async () => {
     const [configured, untouched] = await Promise.all([youngGeneration('configured'), youngGeneration('default')]);
-    expect(configured).toBeGreaterThan(0);
+    // At the size, or a little under it after V8 has shrunk it; not left at V8's initial 2 x 1 MB.
     expect(configured).toBeLessThanOrEqual(YOUNG_GENERATION_BYTES);
-    // The same allocations grow V8's default young generation past that size.
+    expect(configured).toBeGreaterThan(YOUNG_GENERATION_BYTES / 2);
+    // The same allocations grow V8's young generation past that size when it is left alone.
     expect(untouched).toBeGreaterThan(YOUNG_GENERATION_BYTES);
   }, 60_000);
 });

@@ -9,21 +9,28 @@ import v8 from 'node:v8';
  *   collection found alive. V8 picks up to 4x when collections are cheap, which they are in this
  *   server; under a stream of signups that let garbage pile up to about three times the live heap
  *   between full collections, some 60-80 MB of RSS that held nothing.
- * - The young generation is held at two 4 MB semi-spaces (YOUNG_GENERATION_BYTES) instead of V8's
- *   2 x 16 MB: a signup's garbage dies young either way, and the larger space only took RSS. Smaller
- *   costs throughput: at 2 x 1 MB, signups/s fell by about 30% (more scavenges, more objects
- *   promoted to the old generation).
+ * - The young generation is held at (at most) two 4 MB semi-spaces, YOUNG_GENERATION_BYTES, instead
+ *   of V8's up to 2 x 16 MB (on a machine with 8 GiB or more): a signup's garbage dies young either
+ *   way, and the larger space only took RSS. Smaller costs throughput: at 2 x 1 MB, signups/s fell by
+ *   about 30% (more scavenges, more objects promoted to the old generation).
  *
- * V8 fixes the young generation's maximum when the process starts (`--max-semi-space-size`), but
- * doubles it only at a collection and only by `--semi-space-growth-factor`, which it reads as it
- * runs: after each collection the factor is set to 1 once the space has reached its size, and back to
- * 2 if V8 has shrunk it (when the server is idle).
+ * V8 fixes the young generation's maximum when the process starts (`--max-semi-space-size`, a
+ * command-line flag), but grows it only at a collection and only by `--semi-space-growth-factor`,
+ * which it reads as it runs: after each collection the factor is 2 while doubling stays within the
+ * size, and 1 otherwise. V8 shrinks the space when the server is idle, to sizes that are not always
+ * powers of two, so it may settle a little under the size (7 MB, say).
  *
- * V8 puts the growth factor back to 2 whenever it sets up a heap, as it does for every worker
- * thread: the factor is set again after every collection that finds the space at its size, and
- * every worker the server starts goes through `startModuleWorker` (module-worker.ts), which applies
- * the settings again once the thread is online. A worker that starts while the space is at its
- * size can still let one collection double it; V8 shrinks it back when the server is idle.
+ * Where this does not hold:
+ * - V8 puts the growth factor back to 2 whenever it sets up a heap, as it does for every worker
+ *   thread. The factor is set again after every collection that finds the space too large to
+ *   double, and every worker the server starts goes through `startModuleWorker`
+ *   (module-worker.ts), which applies the settings again once the thread is online; still, a
+ *   collection between the reset and then can double the space once.
+ * - The observer hears of collections only between turns of the event loop: a long synchronous
+ *   stretch that allocates a lot (a large import) can double the space more than once.
+ * In both cases the space stays larger until V8 shrinks it when the server is idle. The factor is
+ * the whole process's: a worker thread's young generation does not grow either while it is 1 (the
+ * password-estimate thread loads its dictionaries about 80 ms slower).
  */
 export const HEAP_GROWING_PERCENT = 15;
 /** Both semi-spaces of the young generation together, as V8 reports its `new_space` size. */
@@ -37,10 +44,10 @@ function youngGenerationBytes(): number {
 }
 
 function holdYoungGeneration(): void {
-  const factor = youngGenerationBytes() >= YOUNG_GENERATION_BYTES ? 1 : 2;
-  // Set again after every collection at the size, not only on a change: V8 raises the factor back
-  // to 2 whenever it sets up a heap, and a worker thread (Node's own module loader thread included)
-  // has one of its own.
+  const factor = 2 * youngGenerationBytes() > YOUNG_GENERATION_BYTES ? 1 : 2;
+  // 1 is set again after every such collection, not only on a change: V8 raises the factor back to
+  // 2 whenever it sets up a heap, and a worker thread (Node's own module loader thread included) has
+  // one of its own.
   if (factor === growthFactor && factor === 2) return;
   growthFactor = factor;
   v8.setFlagsFromString(`--semi-space-growth-factor=${factor}`);
