@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { projectRoot } from '../../src/server/config.js';
 import { YOUNG_GENERATION_BYTES } from '../../src/server/runtime/heap.js';
+import { runTsxScript } from '../support/tsx-script.js';
 
 /**
  * The production server's V8 settings (runtime/heap.ts) hold while it runs: the young generation
@@ -13,18 +12,8 @@ async function youngGeneration(mode: 'configured' | 'default'): Promise<number> 
   // V8's default maximum depends on the machine's memory (2 x 4 MB at 2 GiB or less): the default
   // case gets the 2 x 16 MB it has on larger machines, so that it can show growth anywhere.
   const v8Flags = mode === 'default' ? ['--max-semi-space-size=16'] : [];
-  const child = spawn(process.execPath, [...v8Flags, '--import', 'tsx', 'tests/support/young-generation.ts', mode], {
-    cwd: projectRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if (code !== 0) throw new Error(`young-generation ${mode} exited with ${code}:\n${err}${out}`);
-  return (JSON.parse(out.trim().split('\n').at(-1)!) as { young: number }).young;
+  const { young } = await runTsxScript<{ young: number }>('tests/support/young-generation.ts', [mode], { nodeArgs: v8Flags });
+  return young;
 }
 
 describe('the server heap settings', () => {

@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../src/server/config.js';
+import { runTsxScript } from '../support/tsx-script.js';
 import { createScratchPostgres, itWhen, TEST_REDIS_URL, type ScratchPostgres } from '../support/databases.js';
 
 /**
@@ -16,18 +15,9 @@ const OPTIONAL = ['pg', 'pg-copy-streams', 'ioredis', 'nodemailer', 'qrcode'];
 const ESTIMATE = ['@zxcvbn-ts/core', '@zxcvbn-ts/language-common', '@zxcvbn-ts/language-en'];
 
 async function loadedPackages(env: Record<string, string>): Promise<{ packages: string[]; checkpointThread: boolean }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tests/support/loaded-packages.ts'], {
-    cwd: projectRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', AUTH_SECRET_KEY: randomBytes(32).toString('base64'), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return runTsxScript('tests/support/loaded-packages.ts', [], {
+    env: { LOG_LEVEL: 'warn', AUTH_SECRET_KEY: randomBytes(32).toString('base64'), ...env },
   });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if (code !== 0) throw new Error(`loaded-packages exited with ${code}:\n${err}${out}`);
-  return JSON.parse(out.trim().split('\n').at(-1)!) as { packages: string[]; checkpointThread: boolean };
 }
 
 describe('a server loads what its configuration uses', () => {

@@ -68,6 +68,5 @@ export function configureHeap(): void {
 export function applyHeapFlags(): void {
   if (!configured) return;
   v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-  v8.setFlagsFromString(`--semi-space-growth-factor=${growthFactor}`);
   holdYoungGeneration();
 }
