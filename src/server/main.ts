@@ -1,6 +1,8 @@
 // The production server's entry. The heap is configured before the server's modules are loaded
-// (runtime/heap.ts); serve.ts then starts the server, listens and handles signals.
-import { configureHeap } from './runtime/heap.js';
+// (runtime/heap.ts); serve.ts then starts the server, listens and handles signals. In the production
+// build serve.js is the bundled server (scripts/bundle-server.ts); this file is not bundled.
+import { configureHeap, heapLoaded } from './runtime/heap.js';
 
 configureHeap();
 await import('./serve.js');
+heapLoaded();

@@ -20,6 +20,11 @@ import v8 from 'node:v8';
  * size, and 1 otherwise. V8 shrinks the space when the server is idle, to sizes that are not always
  * powers of two, so it may settle a little under the size (7 MB, say).
  *
+ * While the server's modules load (configureHeap() until heapLoaded(), main.ts) the factor is 1: the
+ * production server is bundled (scripts/bundle-server.ts), and evaluating a bundle is one long
+ * synchronous stretch in which the observer below never runs, so V8 would double the space at every
+ * collection (to 2 x 8 MB, where it stayed).
+ *
  * Where this does not hold:
  * - V8 puts the growth factor back to 2 whenever it sets up a heap, as it does for every worker
  *   thread. The factor is set again after every collection that finds the space too large to
@@ -37,6 +42,8 @@ export const HEAP_GROWING_PERCENT = 15;
 export const YOUNG_GENERATION_BYTES = 8 * 1024 * 1024;
 
 let configured = false;
+/** Between configureHeap() and heapLoaded(): the young generation keeps the size it has. */
+let loading = false;
 let growthFactor = 2;
 
 function youngGenerationBytes(): number {
@@ -44,7 +51,7 @@ function youngGenerationBytes(): number {
 }
 
 function holdYoungGeneration(): void {
-  const factor = 2 * youngGenerationBytes() > YOUNG_GENERATION_BYTES ? 1 : 2;
+  const factor = loading || 2 * youngGenerationBytes() > YOUNG_GENERATION_BYTES ? 1 : 2;
   // 1 is set again after every such collection, not only on a change: V8 raises the factor back to
   // 2 whenever it sets up a heap, and a worker thread (Node's own module loader thread included) has
   // one of its own.
@@ -54,14 +61,23 @@ function holdYoungGeneration(): void {
 }
 
 /**
- * Applied by the server's entry (main.ts) before the server's modules load, so that compiling them
- * does not already grow the young generation past its size; not by tests or the CLI.
+ * Applied by the server's entry (main.ts) before the server's modules load, so that loading them
+ * does not already grow the young generation; not by tests or the CLI. Until heapLoaded() the young
+ * generation does not grow at all.
  */
 export function configureHeap(): void {
   if (configured) return;
   configured = true;
+  loading = true;
   applyHeapFlags();
   new PerformanceObserver(holdYoungGeneration).observe({ type: 'gc' });
+}
+
+/** The server's modules have loaded (main.ts): the young generation may grow to its size again. */
+export function heapLoaded(): void {
+  if (!loading) return;
+  loading = false;
+  holdYoungGeneration();
 }
 
 /** Applies the settings again if configureHeap() has run (a worker thread has just started). */
