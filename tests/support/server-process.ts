@@ -25,9 +25,14 @@ export interface Instance {
   output: () => string;
 }
 
-export function startInstance(name: string, port: number, env: Record<string, string>): Instance {
+/**
+ * A server process on `port`: from the TypeScript sources, or with `build` the production build as
+ * `npm start` runs it (`node dist/server/main.js`, the bundled server; `npm run build` first).
+ */
+export function startInstance(name: string, port: number, env: Record<string, string>, options: { build?: boolean } = {}): Instance {
   // `node --import tsx` rather than the tsx binary: one process, so SIGTERM reaches the server itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {
+  const args = options.build ? ['dist/server/main.js'] : ['--import', 'tsx', 'src/server/main.ts'];
+  const child = spawn(process.execPath, args, {
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
