@@ -1,7 +1,8 @@
 /**
  * Bundles the production server (decision 014): `dist/server/serve.js` becomes the server and the
- * packages it loads at start-up, minified, in one file per npm package (`serve.<package>.js`) and
- * one for our own modules, replacing the file tsc wrote for src/server/serve.ts. V8 keeps every
+ * packages it loads at start-up, minified, split by npm package (`serve.<package>.js`, a package's
+ * own dependencies going with it: about 30 files) and one file for our own modules, replacing the
+ * file tsc wrote for src/server/serve.ts. V8 keeps every
  * loaded module's source text and compiles from it lazily; minified, the same code takes about 8 MB
  * less of the server's heap. Run by `npm run build:server` after tsc.
  *
@@ -17,9 +18,13 @@
  * Each bundled module of ours keeps the `import.meta.url` it has in tsc's output (the chunks sit
  * in dist/server, so `new URL('./geolocation/mmdb.js', import.meta.url)` is that file's URL): paths
  * derived from it (the project root, the geolocation index, the worker threads' files) are the same
- * bundled or not.
+ * bundled or not. The rewrite is textual (a comment naming it is rewritten too, harmlessly); any
+ * other `import.meta` property in our sources fails the build rather than pointing at a chunk.
  *
- * One chunk per package, rather than one file: V8 parses a file in one go, and the parser's memory
+ * Pino's transports (log shipping in a worker thread, located through `__dirname`) would not work
+ * from the bundle; the server configures none.
+ *
+ * Split by package, rather than one file: V8 parses a file in one go, and the parser's memory
  * for a 2 MB file (about 20 MB, freed in pieces glibc's allocator keeps) cost more RSS than the
  * bundle saved.
  *
@@ -33,6 +38,8 @@ import MagicString from 'magic-string';
 import { rolldown, type OutputChunk } from 'rolldown';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** Our sources (src/server and src/shared), emitted by tsc to dist/ in the same layout. */
+const SOURCE = path.join(root, 'src');
 export const SERVER_SOURCE = path.join(root, 'src/server');
 export const SERVER_OUT = path.join(root, 'dist/server');
 /** The bundle's entry, in place of tsc's output of serve.ts; main.js imports it. */
@@ -67,9 +74,20 @@ function isExternalPackage(id: string): boolean {
   return EXTERNAL_PACKAGES.some((name) => id === name || id.startsWith(`${name}/`));
 }
 
-/** The path of a module of ours in tsc's output, relative to dist/server (`./geolocation/mmdb.js`). */
+/** The path of a module of ours in tsc's output, relative to dist/server (`./geolocation/mmdb.js`, `../shared/csv.js`). */
 function outputPathOf(source: string): string {
-  return `./${path.relative(SERVER_SOURCE, source).split(path.sep).join('/').replace(/\.tsx?$/, '.js')}`;
+  const relative = path.relative(SERVER_SOURCE, source).split(path.sep).join('/').replace(/\.tsx?$/, '.js');
+  return relative.startsWith('../') ? relative : `./${relative}`;
+}
+
+/** `import.meta.url` as the module has it in tsc's output; any other use of import.meta fails the build. */
+function keepModuleUrl(code: string, id: string): { code: string; map: ReturnType<MagicString['generateMap']> } | null {
+  if (!code.includes('import.meta')) return null;
+  const other = /\bimport\.meta\b(?!\.url\b)/.exec(code);
+  if (other) throw new Error(`${path.relative(root, id)}: only import.meta.url is kept for bundled modules (found "${code.slice(other.index, other.index + 30)}")`);
+  const text = new MagicString(code);
+  text.replaceAll(/\bimport\.meta\.url\b/g, `new URL(${JSON.stringify(outputPathOf(id))}, import.meta.url).href`);
+  return { code: text.toString(), map: text.generateMap({ hires: true, source: id }) };
 }
 
 function resolveSource(importer: string, specifier: string): string {
@@ -102,10 +120,7 @@ export async function bundleServer(): Promise<OutputChunk[]> {
           return null;
         },
         transform(code, id) {
-          if (!id.startsWith(SERVER_SOURCE) || !code.includes('import.meta.url')) return null;
-          const text = new MagicString(code);
-          text.replaceAll(/\bimport\.meta\.url\b/g, `new URL(${JSON.stringify(outputPathOf(id))}, import.meta.url).href`);
-          return { code: text.toString(), map: text.generateMap({ hires: true, source: id }) };
+          return id.startsWith(SOURCE) ? keepModuleUrl(code, id) : null;
         },
       },
     ],

@@ -4,5 +4,8 @@
 import { configureHeap, heapLoaded } from './runtime/heap.js';
 
 configureHeap();
-await import('./serve.js');
-heapLoaded();
+try {
+  await import('./serve.js');
+} finally {
+  heapLoaded();
+}

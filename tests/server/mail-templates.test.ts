@@ -150,6 +150,8 @@ describe.each(TEST_DIALECTS)('templated outbox messages (%s)', (dialect: TestDia
     const sample = new Set(Array.from({ length: count / 40 }, (_, i) => `person${i * 40}@example.com`));
     const enqueued = await db.transaction().execute(async (trx) => {
       const n = await t.app.mail.enqueueMany(trx, messages);
+      const statuses = await trx.selectFrom('mail_outbox').select('status').distinct().execute();
+      expect(statuses).toEqual([{ status: 'queued' }]);
       await trx.updateTable('mail_outbox').set({ status: 'sent' }).where('to_address', 'not in', [...sample]).execute();
       return n;
     });
