@@ -9,9 +9,14 @@
  * It only sees the main thread: time a synchronous call spends blocked (better-sqlite3 waiting for
  * fsync) shows as that call's time, while libuv's thread pool and V8's helper threads are not in it.
  *
+ * The production server is a minified bundle (scripts/bundle-server.ts): a frame in a file that has
+ * a source map beside it (`FILE.js.map`) is read as the source it came from (src/server/…, or a
+ * package's own file under node_modules), so the parts are told apart as before.
+ *
  *   npx tsx scripts/bench/lib/cpu-profile.ts FILE.cpuprofile [--signups N] [--from µs --to µs] [--sqlite]
  */
 import fs from 'node:fs';
+import { SourceMap, type SourceMapPayload } from 'node:module';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
@@ -206,7 +211,43 @@ export interface SummaryOptions {
   sqlite?: boolean;
 }
 
-export function summarizeCpuProfile(profile: CpuProfile, options: SummaryOptions = {}): ProfileSummary {
+/** The source maps of the profiled files, read once each (null: the file has none). */
+function sourceMapReader(): (url: string) => SourceMap | null {
+  const maps = new Map<string, SourceMap | null>();
+  return (url) => {
+    let map = maps.get(url);
+    if (map === undefined) {
+      map = null;
+      if (url.startsWith('file:')) {
+        try {
+          map = new SourceMap(JSON.parse(fs.readFileSync(fileURLToPath(`${url}.map`), 'utf8')) as SourceMapPayload);
+        } catch {
+          // No map beside it: the frame is read as it is.
+        }
+      }
+      maps.set(url, map);
+    }
+    return map;
+  };
+}
+
+/** A frame of a bundled file as the source it came from (its URL, 0-based line and column). */
+function originalFrame(frame: CallFrame, mapOf: (url: string) => SourceMap | null): CallFrame {
+  const map = mapOf(frame.url);
+  if (!map || frame.lineNumber < 0) return frame;
+  const entry = map.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string; originalLine?: number; originalColumn?: number };
+  if (!entry.originalSource) return frame;
+  return {
+    ...frame,
+    url: new URL(entry.originalSource, frame.url).href,
+    lineNumber: entry.originalLine ?? frame.lineNumber,
+    columnNumber: entry.originalColumn ?? frame.columnNumber,
+  };
+}
+
+export function summarizeCpuProfile(original: CpuProfile, options: SummaryOptions = {}): ProfileSummary {
+  const mapOf = sourceMapReader();
+  const profile: CpuProfile = { ...original, nodes: original.nodes.map((node) => ({ ...node, callFrame: originalFrame(node.callFrame, mapOf) })) };
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parentOf = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
