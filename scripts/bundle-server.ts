@@ -90,15 +90,6 @@ function keepModuleUrl(code: string, id: string): { code: string; map: ReturnTyp
   return { code: text.toString(), map: text.generateMap({ hires: true, source: id }) };
 }
 
-function resolveSource(importer: string, specifier: string): string {
-  const resolved = path.resolve(path.dirname(importer), specifier);
-  // Our sources import each other by their .js names (NodeNext).
-  for (const candidate of [resolved.replace(/\.js$/, '.ts'), resolved.replace(/\.js$/, '.tsx'), resolved]) {
-    if (fs.existsSync(candidate)) return candidate;
-  }
-  return resolved;
-}
-
 export async function bundleServer(): Promise<OutputChunk[]> {
   for (const name of fs.readdirSync(SERVER_OUT)) {
     if (CHUNK_PATTERN.test(name)) fs.rmSync(path.join(SERVER_OUT, name));
@@ -112,10 +103,11 @@ export async function bundleServer(): Promise<OutputChunk[]> {
     plugins: [
       {
         name: 'server-layout',
-        resolveId(specifier, importer, options) {
+        async resolveId(specifier, importer, options) {
           if (!importer || !specifier.startsWith('.') || !importer.startsWith(SERVER_SOURCE)) return null;
-          const source = resolveSource(importer, specifier);
-          if (!source.startsWith(SERVER_SOURCE)) return null;
+          // Rolldown's own resolution (`./x.js` to src/…/x.ts, as tsconfig's NodeNext imports read).
+          const source = (await this.resolve(specifier, importer, { kind: options.kind, skipSelf: true }))?.id;
+          if (!source?.startsWith(SERVER_SOURCE)) return null;
           if (shared.has(source) || options.kind === 'dynamic-import') return { id: outputPathOf(source), external: true };
           return null;
         },

@@ -12,15 +12,13 @@
  * sync: all in one synchronous stretch, as evaluating a bundle of modules is.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import v8 from 'node:v8';
-import { configureHeap, heapLoaded } from '../../src/server/runtime/heap.js';
+import { configureHeap, heapLoaded, youngGenerationBytes } from '../../src/server/runtime/heap.js';
 import { startModuleWorker } from '../../src/server/runtime/module-worker.js';
 
 const mode = process.argv[2];
 const stretch = process.argv[3] ?? 'turns';
-const youngGeneration = () => v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')!.space_size;
 /** The size before the allocations (tsx loading this script may already have grown it). */
-const before = youngGeneration();
+const before = youngGenerationBytes();
 if (mode === 'configured' || mode === 'loading') configureHeap();
 // The server starts its worker threads once loaded (loading: none yet). Under tsx this thread starts
 // another of its own (the module loader's), each with a heap.
@@ -38,6 +36,6 @@ for (let turn = 0; turn < 300; turn++) {
   }
   if (stretch === 'turns') await nextTurn();
 }
-const young = youngGeneration();
+const young = youngGenerationBytes();
 await worker?.terminate();
 process.stdout.write(`${JSON.stringify({ before, young })}\n`);

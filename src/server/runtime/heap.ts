@@ -46,7 +46,8 @@ let configured = false;
 let loading = false;
 let growthFactor = 2;
 
-function youngGenerationBytes(): number {
+/** The young generation's size now, as V8 reports it (both semi-spaces). */
+export function youngGenerationBytes(): number {
   return v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
 }
 
