@@ -56,6 +56,7 @@ export const EXTERNAL_PACKAGES = [
   'ioredis',
   'nodemailer',
   'qrcode',
+  'zstd-napi',
   '@zxcvbn-ts/core',
   '@zxcvbn-ts/language-common',
   '@zxcvbn-ts/language-en',

@@ -8,12 +8,14 @@
  * node_modules (pg, ioredis, nodemailer), on SQLite and on PostgreSQL with Redis.
  */
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import fs from 'node:fs';
 import { builtinModules } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { init, parse } from 'es-module-lexer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decompress as zstdDecompress } from 'zstd-napi';
 import { BUNDLE_ENTRY, CHUNK_PATTERN, EXTERNAL_PACKAGES, SERVER_OUT } from '../../scripts/bundle-server.js';
 import { ADMIN_EXPORT_PATH, ADMIN_WAITLIST_PATH } from '../../src/shared/admin/waitlist-api.js';
 import { CONFIRM_API_PATH } from '../../src/shared/waitlist/consent-contract.js';
@@ -24,6 +26,20 @@ import { signIn } from '../support/sign-in.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp.js';
 
 const bundleFiles = fs.existsSync(SERVER_OUT) ? fs.readdirSync(SERVER_OUT).filter((name) => name === BUNDLE_ENTRY || (CHUNK_PATTERN.test(name) && name.endsWith('.js'))) : [];
+
+/** A POST through node:http, whose body comes back as sent (fetch would try to decode it). */
+function postRaw(url: string, headers: Record<string, string>, body: string): Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: 'POST', headers }, (response) => {
+      const parts: Buffer[] = [];
+      response.on('data', (part: Buffer) => parts.push(part));
+      response.on('end', () => resolve({ headers: response.headers, body: Buffer.concat(parts) }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
 
 /** What a module imports, statically or with `import()` of a literal. */
 function importsOf(code: string): string[] {
@@ -166,6 +182,10 @@ describe('the bundled production server (npm run build)', () => {
     const csv = Buffer.from(await exported.arrayBuffer()).toString('utf8');
     expect(csv.split('\r\n')[0]).toBe('\uFEFFEmail,Date Joined,IP Address,Location');
     expect(csv).toContain(`${email},`);
+    // The same file in zstd, compressed by the native addon the bundle loads from node_modules.
+    const zstd = await postRaw(`${server.base}${ADMIN_EXPORT_PATH}`, { ...auth, 'content-type': 'application/json', 'accept-encoding': 'gzip, br, zstd' }, JSON.stringify({ filter: {} }));
+    expect(zstd.headers['content-encoding']).toBe('zstd');
+    expect(zstdDecompress(zstd.body).toString('utf8')).toBe(csv);
 
     await stopInstance(server);
     expect(server.child.exitCode).toBe(0);

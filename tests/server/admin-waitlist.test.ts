@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { decompress as zstdDecompress } from 'zstd-napi';
 import { decodeJwt } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auditEmailHash, listAudit } from '../../src/server/audit/audit-log.js';
@@ -372,6 +373,35 @@ describe.each(TEST_DIALECTS)('admin waitlist API (%s)', (dialect: TestDialect) =
       });
       expect(res.headers['content-encoding']).toBe('gzip');
       expect(records(gunzipSync(res.rawPayload).toString('utf8'))).toHaveLength(51);
+    });
+
+    it.each([
+      // What Chromium sends: zstd is our first choice among equals.
+      ['gzip, deflate, br, zstd', 'zstd'],
+      // The client's q-values come first.
+      ['zstd;q=0.5, br', 'br'],
+      ['br, zstd;q=0', 'br'],
+      ['gzip', 'gzip'],
+    ])('answers Accept-Encoding "%s" with %s, byte for byte the same file', async (acceptEncoding, expected) => {
+      const rows = Array.from({ length: 6_001 }, (_, i) => entry(new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString()));
+      await insert(rows);
+      const plain = await call('POST', `${ADMIN_WAITLIST_PATH}/export`, { body: {} });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `${ADMIN_WAITLIST_PATH}/export`,
+        headers: { authorization: `Bearer ${token}`, 'accept-encoding': acceptEncoding },
+        payload: {},
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-encoding']).toBe(expected);
+      expect(res.headers['vary']).toMatch(/accept-encoding/i);
+      expect(res.headers['content-disposition']).toBe('attachment; filename="waitlist_all.csv"');
+      const decoded = { zstd: zstdDecompress, br: brotliDecompressSync, gzip: gunzipSync }[expected]!(res.rawPayload);
+      expect(res.rawPayload.length).toBeLessThan(decoded.length / 2);
+      expect(decoded.equals(plain.rawPayload)).toBe(true);
+      expect(records(decoded.toString('utf8'))).toHaveLength(6_002);
+      const audits = (await listAudit(t.app.database.db, 2)).filter((a) => a.action === 'export');
+      expect(audits.map((a) => a.detail)).toEqual([expect.objectContaining({ count: 6_001, scope: 'all' }), expect.objectContaining({ count: 6_001, scope: 'all' })]);
     });
 
     it.each([

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod/mini';
 import { auditEmailHash, recordAudit } from '../audit/audit-log.js';
 import { HttpError } from '../http/errors.js';
+import { sendBulkDownload } from '../http/bulk-download.js';
 import { BULK_DOWNLOAD_COMPRESSION } from '../http/security.js';
 import * as queries from './admin-repository.js';
 import { copyWaitlistCsv } from './export-copy.js';
@@ -394,10 +395,8 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
         }
       }
 
-      return reply
-        .type(CSV_CONTENT_TYPE)
-        .header('content-disposition', `attachment; filename="${EXPORT_FILE_NAMES[scope]}"`)
-        .send(Readable.from(file(), { objectMode: false }));
+      reply.type(CSV_CONTENT_TYPE).header('content-disposition', `attachment; filename="${EXPORT_FILE_NAMES[scope]}"`);
+      return sendBulkDownload(request, reply, Readable.from(file(), { objectMode: false }));
     },
   );
 }
