@@ -62,6 +62,24 @@ describe('bulk downloads', () => {
     expect(state.finished).toBe(true);
   });
 
+  it('answers a source that fails before its first byte with an error that is not labelled zstd', async () => {
+    app = Fastify({ logger: false });
+    await registerSecurity(app);
+    app.get('/download', { compress: BULK_DOWNLOAD_COMPRESSION }, (request, reply) => {
+      async function* failing(): AsyncGenerator<Buffer> {
+        yield Buffer.from('Email,Date Joined\n');
+        throw new Error('the database went away');
+      }
+      reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="x.csv"');
+      return sendBulkDownload(request, reply, Readable.from(failing(), { objectMode: false }));
+    });
+    const res = await app.inject({ method: 'GET', url: '/download', headers: { 'accept-encoding': 'zstd' } });
+    expect(res.statusCode).toBe(500);
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(res.headers['content-disposition']).toBeUndefined();
+    expect(res.json()).toMatchObject({ statusCode: 500 });
+  });
+
   it('sends zstd over HTTP, and a client that hangs up stops the source', async () => {
     const whole = { sent: 0, finished: false, stopped: false };
     const port = await serve(40, whole);

@@ -18,10 +18,10 @@ import { optionalModule } from '../runtime/optional-module.js';
 const ZSTD_LEVEL = 1;
 
 /**
- * zstd compresses in a thread of its own rather than on the event loop, beside the rows being read
- * instead of after each batch, and other requests are not held up by it. The thread and its buffers
- * (about 14 MB more than a single-threaded context) are released with the stream, at a later garbage
- * collection.
+ * zstd compresses each 2 MB block in a thread of its own while the event loop reads the next rows;
+ * the event loop waits only when a block is ready before the previous one is done, and at the end.
+ * The thread and its buffers (about 14 MB more than a single-threaded context) are released with
+ * the stream, at a later garbage collection.
  */
 const ZSTD_WORKERS = 1;
 
@@ -57,10 +57,26 @@ function zstdCompressor(log: FastifyBaseLogger): ZstdCompressorFactory | null {
 }
 
 /**
+ * The encoding a bulk download is sent in, read as @fastify/compress reads Accept-Encoding (case
+ * ignored, `*` and `x-gzip` meaning gzip), so the two never disagree: zstd only when the client
+ * names it and prefers it.
+ */
+function bulkEncoding(request: FastifyRequest): (typeof BULK_ENCODINGS)[number] | null {
+  const accepted = request.headers['accept-encoding'];
+  if (typeof accepted !== 'string') return null;
+  return negotiate(accepted.toLowerCase().replace(/\*|x-gzip/g, 'gzip'), [...BULK_ENCODINGS]);
+}
+
+/** Headers that describe the download rather than an error answer sent in its place. */
+const DOWNLOAD_HEADERS = ['content-encoding', 'content-disposition'] as const;
+
+/**
  * Sends `body` as a bulk download: zstd-compressed here when the request's Accept-Encoding prefers
  * it among the encodings we offer, otherwise as it is, for the route's @fastify/compress settings
  * (brotli or gzip at their fastest levels) to compress. Errors and early closes travel through the
  * pipeline both ways: a failing source cuts the download off, a closed response stops the source.
+ * zstd sends nothing until it has compressed a first block (2 MB of input with one worker) or the
+ * end: a source failing before that gets Fastify's error answer, which must not claim to be zstd.
  */
 export function sendBulkDownload(
   request: FastifyRequest,
@@ -68,15 +84,23 @@ export function sendBulkDownload(
   body: Readable,
   compressors: (log: FastifyBaseLogger) => ZstdCompressorFactory | null = zstdCompressor,
 ): FastifyReply {
-  const accepted = request.headers['accept-encoding'];
-  const encoding = typeof accepted === 'string' ? negotiate(accepted, [...BULK_ENCODINGS]) : null;
-  const compressor = encoding === 'zstd' ? compressors(request.log) : null;
-  if (compressor === null) return reply.send(body);
+  const factory = bulkEncoding(request) === 'zstd' ? compressors(request.log) : null;
+  if (factory === null) return reply.send(body);
 
+  const compressed = factory();
   const vary = reply.getHeader('vary');
-  reply.header('vary', typeof vary === 'string' && vary !== '' ? `${vary}, accept-encoding` : 'accept-encoding');
+  const varies = vary === undefined ? [] : (Array.isArray(vary) ? vary : [String(vary)]).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  if (!varies.some((v) => v.toLowerCase() === 'accept-encoding' || v === '*')) varies.push('accept-encoding');
+  reply.header('vary', varies.join(', '));
   reply.header('content-encoding', 'zstd');
-  const compressed = compressor();
+  // Registered before Fastify's own listener, so the error answer goes out without these headers.
+  compressed.once('error', () => {
+    if (reply.raw.headersSent) return;
+    for (const name of DOWNLOAD_HEADERS) {
+      reply.removeHeader(name);
+      reply.raw.removeHeader(name);
+    }
+  });
   // Fastify reports the sent stream's errors and destroys it when the response closes early; the
   // pipeline carries either to the other end.
   pipeline(body, compressed, () => {});
