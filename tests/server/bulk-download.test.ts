@@ -30,12 +30,13 @@ afterEach(async () => {
   app = undefined;
 });
 
-async function serve(count: number, state: { sent: number; finished: boolean; stopped: boolean }, compressors?: () => ZstdCompressorFactory | null) {
+/** An app with the server's compression whose GET /download sends `body()` as a bulk download. */
+async function serve(body: () => Readable, compressors?: () => ZstdCompressorFactory | null) {
   app = Fastify({ logger: false });
   await registerSecurity(app);
   app.get('/download', { compress: BULK_DOWNLOAD_COMPRESSION }, (request, reply) => {
-    reply.type('text/csv; charset=utf-8');
-    return sendBulkDownload(request, reply, lines(count, state), compressors);
+    reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="x.csv"');
+    return sendBulkDownload(request, reply, body(), compressors);
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   return (app.server.address() as AddressInfo).port;
@@ -55,7 +56,7 @@ describe('bulk downloads', () => {
 
   it('sends brotli to a client that prefers zstd when no compressor is available', async () => {
     const state = { sent: 0, finished: false, stopped: false };
-    await serve(20, state, () => null);
+    await serve(() => lines(20, state), () => null);
     const res = await app!.inject({ method: 'GET', url: '/download', headers: { 'accept-encoding': 'gzip, deflate, br, zstd' } });
     expect(res.headers['content-encoding']).toBe('br');
     expect(brotliDecompressSync(res.rawPayload).toString('utf8').split('\n')).toHaveLength(20 * 50 + 1);
@@ -63,17 +64,12 @@ describe('bulk downloads', () => {
   });
 
   it('answers a source that fails before its first byte with an error that is not labelled zstd', async () => {
-    app = Fastify({ logger: false });
-    await registerSecurity(app);
-    app.get('/download', { compress: BULK_DOWNLOAD_COMPRESSION }, (request, reply) => {
-      async function* failing(): AsyncGenerator<Buffer> {
-        yield Buffer.from('Email,Date Joined\n');
-        throw new Error('the database went away');
-      }
-      reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="x.csv"');
-      return sendBulkDownload(request, reply, Readable.from(failing(), { objectMode: false }));
-    });
-    const res = await app.inject({ method: 'GET', url: '/download', headers: { 'accept-encoding': 'zstd' } });
+    async function* failing(): AsyncGenerator<Buffer> {
+      yield Buffer.from('Email,Date Joined\n');
+      throw new Error('the database went away');
+    }
+    await serve(() => Readable.from(failing(), { objectMode: false }));
+    const res = await app!.inject({ method: 'GET', url: '/download', headers: { 'accept-encoding': 'zstd' } });
     expect(res.statusCode).toBe(500);
     expect(res.headers['content-encoding']).toBeUndefined();
     expect(res.headers['content-disposition']).toBeUndefined();
@@ -82,7 +78,7 @@ describe('bulk downloads', () => {
 
   it('sends zstd over HTTP, and a client that hangs up stops the source', async () => {
     const whole = { sent: 0, finished: false, stopped: false };
-    const port = await serve(40, whole);
+    const port = await serve(() => lines(40, whole));
     const body = await new Promise<Buffer>((resolve, reject) => {
       http
         .get({ port, host: '127.0.0.1', path: '/download', headers: { 'accept-encoding': 'zstd' } }, (res) => {
@@ -98,7 +94,7 @@ describe('bulk downloads', () => {
 
     // A download far larger than the socket's buffers, abandoned after its first bytes.
     const cut = { sent: 0, finished: false, stopped: false };
-    const cutPort = await serve(1_000_000, cut);
+    const cutPort = await serve(() => lines(1_000_000, cut));
     await new Promise<void>((resolve, reject) => {
       const req = http.get({ port: cutPort, host: '127.0.0.1', path: '/download', headers: { 'accept-encoding': 'zstd' } }, (res) => {
         res.once('data', () => {

@@ -26,7 +26,8 @@ const ZSTD_LEVEL = 1;
 const ZSTD_WORKERS = 1;
 
 /** The encodings a bulk download may use, in our order of preference (the client's q-values first). */
-const BULK_ENCODINGS = ['zstd', 'br', 'gzip'] as const;
+type BulkEncoding = 'zstd' | 'br' | 'gzip';
+const BULK_ENCODINGS: BulkEncoding[] = ['zstd', 'br', 'gzip'];
 
 const loadZstdNapi = optionalModule<typeof zstdNapi>('zstd-napi');
 
@@ -61,10 +62,10 @@ function zstdCompressor(log: FastifyBaseLogger): ZstdCompressorFactory | null {
  * ignored, `*` and `x-gzip` meaning gzip), so the two never disagree: zstd only when the client
  * names it and prefers it.
  */
-function bulkEncoding(request: FastifyRequest): (typeof BULK_ENCODINGS)[number] | null {
+function bulkEncoding(request: FastifyRequest): BulkEncoding | null {
   const accepted = request.headers['accept-encoding'];
   if (typeof accepted !== 'string') return null;
-  return negotiate(accepted.toLowerCase().replace(/\*|x-gzip/g, 'gzip'), [...BULK_ENCODINGS]);
+  return negotiate(accepted.toLowerCase().replace(/\*|x-gzip/g, 'gzip'), BULK_ENCODINGS);
 }
 
 /** Headers that describe the download rather than an error answer sent in its place. */
