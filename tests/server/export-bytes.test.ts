@@ -68,7 +68,7 @@ const TIMES = [
 
 const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'America/St_Johns', 'Australia/Lord_Howe', 'Asia/Kathmandu', 'Europe/Amsterdam'];
 
-function rows(): WaitlistEntry[] {
+function rows(dialect: TestDialect): WaitlistEntry[] {
   const random = prng(42);
   const pick = <T,>(list: readonly T[]) => list[Math.floor(random() * list.length)]!;
   const out: WaitlistEntry[] = [];
@@ -101,6 +101,21 @@ function rows(): WaitlistEntry[] {
       }),
     );
   }
+  // One hour of a 31st (whose start Date.parse reads), newest first a second and a minute apart,
+  // with texts not in the canonical form among them: each row's time comes from its hour's start.
+  for (let i = 0; i < 60; i++) {
+    const two = (n: number) => String(n).padStart(2, '0');
+    const created_at = `2026-01-31T23:${two(59 - i)}:${two(i)}.${String((i * 37) % 1000).padStart(3, '0')}Z`;
+    out.push(waitlistEntry({ email: `hour${i}@example.com`, created_at, utm_campaign: 'hour' }), waitlistEntry({ email: `hour-tie${i}@example.com`, created_at, utm_campaign: 'hour' }));
+  }
+  // Texts that Date.parse reads in its own ways: hour 24 (the next day) and, on SQLite (PostgreSQL's
+  // timestamptz refuses it), a 30th of February (in March), which sorts as text before a 1st of
+  // March that it follows in time.
+  const odd = ['2026-01-31T23:30:00Z', '2026-01-31T23:30:00.5Z', '2026-01-31T23:20:00.000+00:00', '2026-01-31T23:10', '2026-01-31T24:00:00.000Z'];
+  if (dialect === 'sqlite') odd.push('2026-02-30T10:05:00.000Z', '2026-02-30T10:00:00.000Z', '2026-03-01T10:00:00.000Z');
+  for (const [i, created_at] of odd.entries()) {
+    out.push(waitlistEntry({ email: `odd-time${i}@example.com`, created_at, utm_campaign: 'hour' }));
+  }
   // Ties on one instant (the order falls back to the id): one large group, and pairs.
   for (let i = 0; i < 50; i++) out.push(waitlistEntry({ email: `tie${i}@example.com`, created_at: '2026-06-01T12:00:00.000Z', country: 'Canada' }));
   for (let i = 0; i < 200; i++) {
@@ -129,7 +144,7 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
   beforeAll(async () => {
     database = await openTestDatabase(dialect);
     handle = database.handle;
-    const all = rows();
+    const all = rows(dialect);
     count = all.length;
     for (let i = 0; i < all.length; i += 500) await handle.db.insertInto('waitlist').values(all.slice(i, i + 500)).execute();
   }, 60_000);
@@ -160,6 +175,7 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
     ['a country', { country: 'Canada' }],
     ['no country', { country: NONE_VALUE }],
     ['a campaign and a country', { campaign: 'spring', country: 'Berlin' }],
+    ['the rows of one hour, in tied pairs', { campaign: 'hour' }],
   ])('writes what %s matches, as the string writer does', async (_name, filter) => {
     const file = await collect((await bytesExport(dialect, handle, { filter, timeZone: 'Europe/Berlin' }))!);
     expect(file.equals(await reference(filter, 'Europe/Berlin'))).toBe(true);

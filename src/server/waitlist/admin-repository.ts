@@ -401,7 +401,11 @@ export function sqliteExportBatchQuery(db: Kysely<Database>, filter: WaitlistFil
   const cell = (column: (typeof SPEC_EXPORT_COLUMNS)[number]) => (column === 'email' || column === 'created_at' ? sql.ref(column) : sql`coalesce(${sql.ref(column)}, '')`);
   const separator = sql`char(${sql.lit(SQLITE_EXPORT_CELL_SEPARATOR)})`;
   // The columns, then the first 8 characters of the id: with created_at, enough to check the order.
-  const cells = sql.join([...SPEC_EXPORT_COLUMNS.map((column) => cell(column)), sql`substr(id, 1, ${sql.lit(SQLITE_EXPORT_ID_PREFIX)})`], sql` || ${separator} || `);
+  // concat_ws builds each row's text in one go (a chain of || copies the growing text at every
+  // step: a fifth of SQLite's time per batch). It skips NULLs, and no cell is NULL here (created_at
+  // and email are NOT NULL, the rest coalesced); were one ever, the batch would not split into its
+  // cells and export-sqlite.ts would read it again as rows.
+  const cells = sql`concat_ws(${separator}, ${sql.join([...SPEC_EXPORT_COLUMNS.map((column) => cell(column)), sql`substr(id, 1, ${sql.lit(SQLITE_EXPORT_ID_PREFIX)})`])})`;
   let batch = exportRows(db, filter, ['id']).limit(limit);
   if (after) batch = batch.where(afterPosition(after));
   const rowSeparator = sql`char(${sql.lit(SQLITE_EXPORT_ROW_SEPARATOR)})`;
