@@ -116,6 +116,20 @@ function rows(dialect: TestDialect): WaitlistEntry[] {
   for (const [i, created_at] of odd.entries()) {
     out.push(waitlistEntry({ email: `odd-time${i}@example.com`, created_at, utm_campaign: 'hour' }));
   }
+  // Two batches of plain rows (no separator anywhere, so they split into cells), about a hundred an
+  // hour with a tie every ten: created_at read per hour across the batches' boundary.
+  const plainStart = Date.UTC(2026, 4, 10, 12);
+  for (let i = 0; i < 6_000; i++) {
+    const created_at = new Date(plainStart - (i % 10 === 9 ? i - 1 : i) * 37_000).toISOString();
+    out.push(waitlistEntry({ email: `plain${i}@example.com`, created_at, ip_address: `10.1.${i % 256}.${i % 97}`, city: 'Toronto', region: 'Ontario', country: 'Canada', utm_campaign: 'plain' }));
+  }
+  // On SQLite, a row whose id is NULL (a TEXT primary key may hold one there) beside a value with one
+  // cell separator: the two must not pass for a row of the right shape (set in beforeAll).
+  if (dialect === 'sqlite') {
+    for (const [i, country] of ['Canada', 'Ger\u001fmany', 'Canada'].entries()) {
+      out.push(waitlistEntry({ email: `null-id${i}@example.com`, created_at: `2026-04-0${i + 1}T10:00:00.000Z`, country, utm_campaign: 'null-id' }));
+    }
+  }
   // Ties on one instant (the order falls back to the id): one large group, and pairs.
   for (let i = 0; i < 50; i++) out.push(waitlistEntry({ email: `tie${i}@example.com`, created_at: '2026-06-01T12:00:00.000Z', country: 'Canada' }));
   for (let i = 0; i < 200; i++) {
@@ -147,6 +161,7 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
     const all = rows(dialect);
     count = all.length;
     for (let i = 0; i < all.length; i += 500) await handle.db.insertInto('waitlist').values(all.slice(i, i + 500)).execute();
+    if (dialect === 'sqlite') await handle.db.updateTable('waitlist').set({ id: null as unknown as string }).where('email', '=', 'null-id1@example.com').execute();
   }, 60_000);
   afterAll(async () => {
     await database?.close();
@@ -176,6 +191,8 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
     ['no country', { country: NONE_VALUE }],
     ['a campaign and a country', { campaign: 'spring', country: 'Berlin' }],
     ['the rows of one hour, in tied pairs', { campaign: 'hour' }],
+    ['two batches of plain rows', { campaign: 'plain' }],
+    ['a row without an id beside a separator (SQLite)', { campaign: 'null-id' }],
   ])('writes what %s matches, as the string writer does', async (_name, filter) => {
     const file = await collect((await bytesExport(dialect, handle, { filter, timeZone: 'Europe/Berlin' }))!);
     expect(file.equals(await reference(filter, 'Europe/Berlin'))).toBe(true);

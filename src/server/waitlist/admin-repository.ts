@@ -402,10 +402,12 @@ export function sqliteExportBatchQuery(db: Kysely<Database>, filter: WaitlistFil
   const separator = sql`char(${sql.lit(SQLITE_EXPORT_CELL_SEPARATOR)})`;
   // The columns, then the first 8 characters of the id: with created_at, enough to check the order.
   // concat_ws builds each row's text in one go (a chain of || copies the growing text at every
-  // step: a fifth of SQLite's time per batch). It skips NULLs, and no cell is NULL here (created_at
-  // and email are NOT NULL, the rest coalesced); were one ever, the batch would not split into its
-  // cells and export-sqlite.ts would read it again as rows.
-  const cells = sql`concat_ws(${separator}, ${sql.join([...SPEC_EXPORT_COLUMNS.map((column) => cell(column)), sql`substr(id, 1, ${sql.lit(SQLITE_EXPORT_ID_PREFIX)})`])})`;
+  // step: a fifth of SQLite's time per batch). It skips NULLs, so none reaches it: created_at and
+  // email are NOT NULL, the other columns are coalesced to '', and a NULL id (which SQLite lets a
+  // TEXT primary key hold) becomes a separator, so that row has a cell too many, its batch does not
+  // split, and export-sqlite.ts reads it again as rows.
+  const idStart = sql`coalesce(substr(id, 1, ${sql.lit(SQLITE_EXPORT_ID_PREFIX)}), ${separator})`;
+  const cells = sql`concat_ws(${separator}, ${sql.join([...SPEC_EXPORT_COLUMNS.map((column) => cell(column)), idStart])})`;
   let batch = exportRows(db, filter, ['id']).limit(limit);
   if (after) batch = batch.where(afterPosition(after));
   const rowSeparator = sql`char(${sql.lit(SQLITE_EXPORT_ROW_SEPARATOR)})`;

@@ -42,7 +42,7 @@ interface BatchRow {
 }
 
 /** Milliseconds since the epoch of the ISO text at buf[from, to): read directly in its canonical form (`YYYY-MM-DDTHH:MM:SS.sssZ`), else as Date.parse reads it. */
-function isoTime(buf: Buffer, from: number, to: number): number {
+export function isoTime(buf: Buffer, from: number, to: number): number {
   if (to - from === 24 && buf[from + 10] === 0x54 && buf[from + 23] === 0x5a && buf[from + 4] === 0x2d && buf[from + 19] === 0x2e) {
     const d = (i: number) => buf[from + i]! - 48;
     const year = d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3);
@@ -106,7 +106,7 @@ function isCanonicalHour(buf: Buffer, from: number): boolean {
  * isoTime itself. Two rows of one hour in the canonical form also sort as their milliseconds do,
  * which saves the order check a comparison of their text.
  */
-class CreatedAtReader {
+export class CreatedAtReader {
   private readonly hour = Buffer.alloc(HOUR_PREFIX);
   private hourStart = Number.NaN;
   private previousCanonical = false;
