@@ -22,7 +22,8 @@ import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
  * or cannot be told (equal timestamps) is read again with string_agg … ORDER BY. A batch whose
  * values hold a separator (a control character, which no real address or place has) does not split
  * into its rows and cells as the count says; that batch is read again as rows and written from
- * their text instead, so the file is the same either way.
+ * their text instead, so the file is the same either way. Each row's created_at is read from its
+ * text once per hour (CreatedAtReader; isoTime and it are exported for their tests).
  *
  * Each batch is one synchronous statement on the server's connection (as every SQLite query is), so
  * no write falls between a batch and its second reading; between batches other requests run.
