@@ -84,8 +84,12 @@ describe('created_at read once per hour (SQLite export)', () => {
       // Mostly newest first, seconds to hours apart, with ties; now and then an odd text, or a jump.
       const step = pick();
       ms -= step < 0.1 ? 0 : step < 0.8 ? Math.floor(pick() * 60_000) : step < 0.99 ? Math.floor(pick() * 7_200_000) : Math.floor(pick() * 3e11);
-      const forms = oddForms(ms, pick);
-      texts.push(pick() < 0.9 ? new Date(ms).toISOString() : forms[Math.floor(pick() * forms.length)]!);
+      if (pick() < 0.9) {
+        texts.push(new Date(ms).toISOString());
+      } else {
+        const forms = oddForms(ms, pick);
+        texts.push(forms[Math.floor(pick() * forms.length)]!);
+      }
       if (step >= 0.99 && pick() < 0.5) ms = Date.UTC(1900 + Math.floor(pick() * 200), 0, 1) + Math.floor(pick() * 3e10);
     }
     const { byMilliseconds } = readAll(texts, pick);
