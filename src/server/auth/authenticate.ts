@@ -95,9 +95,24 @@ export async function authenticate(
     }
     throw err;
   }
-  const user = await findUserById(db, claims.sub);
+  const checked = await checkSession(db, claims.sub, claims.session_id, check);
+  return checked.ok ? { ...checked, claims } : checked;
+}
+
+/**
+ * The session part of authenticate(), for a user and session named by ids (an access token's
+ * claims, or what an export download ticket was issued to): both rows exist and the session is
+ * within its limits (an ended one is deleted); `check.touch` counts this as use of the session.
+ */
+export async function checkSession(
+  db: Kysely<Database>,
+  userId: string,
+  sessionId: string,
+  check: SessionCheck,
+): Promise<Omit<AuthSuccess, 'claims'> | AuthFailure> {
+  const user = await findUserById(db, userId);
   if (!user) return { ok: false, status: 403, code: 'user_not_found', message: 'User from sub claim in JWT does not exist' };
-  const session = await findUserSession(db, claims.session_id, user.id);
+  const session = await findUserSession(db, sessionId, user.id);
   const nowMs = (check.now ?? Date.now)();
   if (!session || sessionState(session, check.limits, nowMs) !== 'valid') {
     // An ended session is deleted, and answered as one that does not exist: auth-js then drops its
@@ -106,5 +121,5 @@ export async function authenticate(
     return { ok: false, status: 403, code: 'session_not_found', message: 'Session from session_id claim in JWT does not exist' };
   }
   if (check.touch) await touchSession(db, session.id, new Date(nowMs).toISOString(), activityResolutionMs(check.limits.inactivitySeconds));
-  return { ok: true, claims, user, session };
+  return { ok: true, user, session };
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import { authenticate, sessionLimits, type AuthFailureCode } from './authenticate.js';
+import { authenticate, checkSession, sessionLimits, type AuthFailureCode } from './authenticate.js';
 import { userHasVerifiedFactor } from './mfa.js';
 import type { AdminPrincipal } from '../../shared/auth/admin-principal.js';
 
@@ -28,6 +28,13 @@ declare module 'fastify' {
      * out, revoked, timed out, expired).
      */
     recheckAdmin(request: FastifyRequest): Promise<{ expiresAtMs: number } | null>;
+    /**
+     * The admin of a session named by ids (an export download ticket's: a request that carries no
+     * token), checked as the guard checks a token's session: the admin and the session still exist,
+     * the session is within its limits and has the assurance the admin needs; counted as use of the
+     * session. Throws the guard's 401 `unauthorized` or 403 `insufficient_aal` HttpError otherwise.
+     */
+    adminOfSession(request: FastifyRequest, userId: string, sessionId: string): Promise<AdminPrincipal>;
   }
 }
 
@@ -57,14 +64,37 @@ async function resolve(
     touch,
   });
   if (!result.ok) return { code: result.code };
-  // Issue 8 point 2: an admin with a verified factor needs an aal2 session (the token's claim and the
-  // session row both); with ADMIN_MFA=required, an admin without one may only enrol (/auth/v1).
-  if (await userHasVerifiedFactor(request.server.database.db, result.user.id)) {
-    if (result.session.aal !== 'aal2' || result.claims.aal !== 'aal2') return { gap: 'needs_code' };
-  } else if (auth.mfa === 'required') {
-    return { gap: 'needs_enrolment' };
-  }
+  const gap = await assuranceGap(request, result, result.claims);
+  if (gap) return { gap };
   return { principal: { userId: result.user.id, email: result.user.email, sessionId: result.session.id }, expiresAtMs: (result.claims.exp ?? 0) * 1000 };
+}
+
+/**
+ * Issue 8 point 2: an admin with a verified factor needs an aal2 session (the token's claim, when
+ * there is a token, and the session row both); with ADMIN_MFA=required, an admin without one may
+ * only enrol (/auth/v1).
+ */
+async function assuranceGap(
+  request: FastifyRequest,
+  checked: { user: { id: string }; session: { aal: string } },
+  /** The access token's claims; null for a request made without one (a download ticket's). */
+  claims: { aal?: string } | null,
+): Promise<AssuranceGap | null> {
+  if (await userHasVerifiedFactor(request.server.database.db, checked.user.id)) {
+    if (checked.session.aal !== 'aal2' || (claims !== null && claims.aal !== 'aal2')) return 'needs_code';
+  } else if (request.server.config.auth.mfa === 'required') {
+    return 'needs_enrolment';
+  }
+  return null;
+}
+
+async function adminOfSession(request: FastifyRequest, userId: string, sessionId: string): Promise<AdminPrincipal> {
+  const auth = request.server.config.auth;
+  const result = await checkSession(request.server.database.db, userId, sessionId, { limits: sessionLimits(auth), touch: true });
+  if (!result.ok) throw new HttpError(401, 'unauthorized', messages[result.code]);
+  const gap = await assuranceGap(request, result, null);
+  if (gap) throw new HttpError(403, 'insufficient_aal', gapMessages[gap]);
+  return { userId: result.user.id, email: result.user.email, sessionId: result.session.id };
 }
 
 /**
@@ -113,6 +143,7 @@ export function registerAdminGuard(app: FastifyInstance): void {
   app.decorate('requireAdmin', requireAdmin);
   app.decorate('guardAdminScope', guardAdminScope);
   app.decorate('adminOf', adminOf);
+  app.decorate('adminOfSession', adminOfSession);
   app.decorate('recheckAdmin', async (request: FastifyRequest) => {
     const outcome = await resolve(request, false);
     return 'principal' in outcome ? { expiresAtMs: outcome.expiresAtMs } : null;
