@@ -31,9 +31,11 @@ const ROUTES_GET = [
   '/', '/thanks', '/auth', '/admin', '/healthz', '/favicon.svg', '/index.html', '/404.html',
   '/api/admin/waitlist', '/api/admin/waitlist?q=%25%00&from=2026-02-30&status=x', '/api/admin/waitlist/insights', '/api/admin/waitlist/insights?from=1970-01-01&to=9999-12-31', '/auth/v1/user', '/auth/v1/settings', '/auth/v1/health', '/auth/v1/.well-known/jwks.json',
   '/confirm', '/confirm?token=a.b', '/unsubscribe?token=%', '/api/waitlist/confirm',
+  '/api/admin/waitlist/exports/00000000-0000-0000-0000-000000000000', '/api/admin/waitlist/exports/x', '/api/admin/waitlist/exports/download',
 ];
 const ROUTES_POST = [
   '/api/waitlist', '/api/admin/waitlist/delete', '/api/admin/waitlist/delete-matching', '/api/admin/waitlist/export', '/api/admin/waitlist/invite',
+  '/api/admin/waitlist/exports', '/api/admin/waitlist/exports/download', '/api/admin/waitlist/exports/00000000-0000-0000-0000-000000000000',
   '/auth/v1/token?grant_type=password', '/auth/v1/token?grant_type=refresh_token', '/auth/v1/logout', '/auth/v1/signup',
   '/api/waitlist/confirm', '/api/waitlist/preferences', '/api/waitlist/unsubscribe', '/api/waitlist/erase',
   '/confirm', '/confirm?token=AQEAAAAA.00', '/unsubscribe', '/unsubscribe?token=a&token=b',
@@ -195,6 +197,7 @@ describe.each(TEST_DIALECTS)('no client input causes a 5xx (%s)', (dialect) => {
       `{"ids":${JSON.stringify(Array.from({ length: 12_000 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`))}}`,
     ]) {
       requests.push({ method: 'POST', url: '/api/admin/waitlist/export', auth: true, headers: { 'content-type': 'application/json' }, payload });
+      requests.push({ method: 'POST', url: '/api/admin/waitlist/exports', auth: true, headers: { 'content-type': 'application/json' }, payload });
       requests.push({ method: 'POST', url: '/api/admin/waitlist/delete', auth: true, headers: { 'content-type': 'application/json' }, payload });
       requests.push({ method: 'POST', url: '/api/admin/waitlist/invite', auth: true, headers: { 'content-type': 'application/json' }, payload });
     }
@@ -210,6 +213,13 @@ describe.each(TEST_DIALECTS)('no client input causes a 5xx (%s)', (dialect) => {
       { type: 'multipart/form-data; boundary=b', payload: '--b\r\nContent-Disposition: form-data; name="__proto__"\r\n\r\nx\r\n--b\r\n\r\n--b' },
       { type: 'application/json', payload: '{"token":"a.b"}' },
     ];
+    // The export download form (its ticket is the credential): odd tickets in each kind of body.
+    for (const ticket of [...linkTokens, 'A'.repeat(43), `${'A'.repeat(42)}=`]) {
+      for (const body of [...linkBodies, { type: 'application/x-www-form-urlencoded', payload: `ticket=${encodeURIComponent(ticket)}` }, { type: 'application/x-www-form-urlencoded', payload: `ticket=${ticket}&ticket=${ticket}` }]) {
+        requests.push({ method: 'POST', url: '/api/admin/waitlist/exports/download', headers: { 'content-type': body.type }, payload: body.payload });
+        requests.push({ method: 'POST', url: '/api/admin/waitlist/exports/download', auth: true, headers: { 'content-type': body.type }, payload: body.payload });
+      }
+    }
     for (const query of linkTokens) {
       for (const body of linkBodies) {
         for (const url of ['/confirm', '/unsubscribe']) requests.push({ method: 'POST', url: `${url}?token=${query}`, headers: { 'content-type': body.type }, payload: body.payload });

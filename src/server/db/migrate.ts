@@ -11,6 +11,7 @@ import * as attribution from './migrations/2026-11-25T0900-attribution.js';
 import * as emailTrigramIndex from './migrations/2026-11-25T2000-email-trigram-index.js';
 import * as emailDomainIndex from './migrations/2026-11-27T0700-email-domain-index.js';
 import * as waitlistRollup from './migrations/2026-11-27T0900-waitlist-rollup.js';
+import * as exportDownloads from './migrations/2026-11-27T2000-export-downloads.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -25,6 +26,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T2000-email-trigram-index': emailTrigramIndex,
   '2026-11-27T0700-email-domain-index': emailDomainIndex,
   '2026-11-27T0900-waitlist-rollup': waitlistRollup,
+  '2026-11-27T2000-export-downloads': exportDownloads,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */

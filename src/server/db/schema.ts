@@ -159,6 +159,24 @@ export interface AuditLogTable {
   detail: string;
 }
 
+/** Export downloads by ticket (src/server/waitlist/export-downloads.ts): one per Export click, a day at most. */
+export interface ExportDownloadsTable {
+  id: string;
+  /** SHA-256 (hex) of the one-time ticket; the ticket itself is never stored. */
+  ticket_hash: string;
+  user_id: string;
+  /** The admin session that asked: it must still be active when the ticket is used. */
+  session_id: string;
+  /** The export request (JSON) until the ticket is used, then null. */
+  request: string | null;
+  status: Generated<'ready' | 'running' | 'done' | 'failed'>;
+  rows: number | null;
+  message: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  finished_at: Timestamp | null;
+}
+
 /** The e-mail outbox (src/server/mail/outbox.ts): every message to send, and what became of it. */
 export interface MailOutboxTable {
   id: string;
@@ -202,6 +220,7 @@ export interface Database {
   auth_rate_limits: AuthRateLimitsTable;
   audit_log: AuditLogTable;
   mail_outbox: MailOutboxTable;
+  export_downloads: ExportDownloadsTable;
 }
 
 export type { Generated };

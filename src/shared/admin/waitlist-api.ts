@@ -14,6 +14,12 @@ import { waitlistFilterSchema } from './waitlist-filter.js';
  * POST /api/admin/waitlist/export  {ids? | filter + except?, timeZone?, attribution?} -> text/csv attachment
  *      neither = all entries (waitlist_all.csv); ids, or filter (+except) = those entries
  *      (waitlist_selected.csv); `attribution: true` adds the attribution columns after the spec's four
+ * POST /api/admin/waitlist/exports {same as export} -> ExportDownload (201): the same export, prepared
+ *      for the browser's own download: a one-time ticket, valid EXPORT_TICKET_SECONDS, that a plain
+ *      form POST (`ticket=…`, no Authorization header) to ADMIN_EXPORT_DOWNLOAD_PATH exchanges for
+ *      the file, while the session that made it is still active
+ * GET  /api/admin/waitlist/exports/:id       -> ExportDownloadStatus: whether that download has
+ *      started, finished (with the rows written) or failed, for the admin who made it
  * POST /api/admin/waitlist/invite  {ids | filter + except?} -> InviteResult: joined and confirmed
  *      entries become `invited` and get the launch invite e-mail (queued in the same transaction);
  *      pending, unsubscribed and already invited ones are skipped and counted
@@ -23,7 +29,9 @@ import { waitlistFilterSchema } from './waitlist-filter.js';
  * Errors are JSON `{error: {code, message}}`: 401 `unauthorized` (no, bad, expired or signed-out
  * token), 400 `bad_request` (body or query fails validation: ids must be 1..ADMIN_MAX_IDS
  * UUID strings, limit 1..ADMIN_PAGE_MAX), 400 `invalid_cursor`, 400 `invalid_time_zone`,
- * 400 `invalid_filter`, 409 `mail_disabled` (invite while e-mail is off: no SMTP_URL).
+ * 400 `invalid_filter`, 409 `mail_disabled` (invite while e-mail is off: no SMTP_URL),
+ * 404 `not_found` (an export download of another admin, or none), 410 `ticket_used` (a download
+ * ticket already used, expired or unknown).
  * Unknown ids are ignored: delete returns only the rows it removed, export writes only rows
  * that exist. Unknown fields in a request are dropped, and a response carries only the fields
  * declared here. The CSV format is src/shared/waitlist/csv.ts.
@@ -31,6 +39,9 @@ import { waitlistFilterSchema } from './waitlist-filter.js';
 export const ADMIN_WAITLIST_PATH = '/api/admin/waitlist';
 export const ADMIN_DELETE_PATH = `${ADMIN_WAITLIST_PATH}/delete`;
 export const ADMIN_EXPORT_PATH = `${ADMIN_WAITLIST_PATH}/export`;
+export const ADMIN_EXPORTS_PATH = `${ADMIN_WAITLIST_PATH}/exports`;
+/** Where the browser's download form posts its ticket (no Authorization header: the ticket is the credential). */
+export const ADMIN_EXPORT_DOWNLOAD_PATH = `${ADMIN_EXPORTS_PATH}/download`;
 export const ADMIN_INVITE_PATH = `${ADMIN_WAITLIST_PATH}/invite`;
 export const ADMIN_DELETE_MATCHING_PATH = `${ADMIN_WAITLIST_PATH}/delete-matching`;
 export const ADMIN_INSIGHTS_PATH = `${ADMIN_WAITLIST_PATH}/insights`;
@@ -104,6 +115,41 @@ export const exportRequestSchema = z.object({
   attribution: z.optional(z.boolean()),
 });
 export type ExportRequest = z.input<typeof exportRequestSchema>;
+
+/** How long a download ticket may wait for its form POST: the page posts it at once. */
+export const EXPORT_TICKET_SECONDS = 60;
+/** The form field a download ticket travels in. */
+export const EXPORT_TICKET_FIELD = 'ticket';
+/** A ticket: 32 random bytes, base64url. */
+export const EXPORT_TICKET_PATTERN = '^[A-Za-z0-9_-]{43}$';
+
+/** POST ADMIN_EXPORTS_PATH's answer: the download's id (for its status) and its one-time ticket. */
+export const exportDownloadSchema = z.object({
+  id: z.string(),
+  ticket: z.string(),
+  /** When the ticket stops being accepted (ISO-8601 UTC). */
+  expiresAt: z.string(),
+});
+export type ExportDownload = z.infer<typeof exportDownloadSchema>;
+
+/**
+ * An export download's progress: `ready` (its ticket not used yet), `running`, `done` (`rows`
+ * written, the file complete), `failed` (`message` says why; a file cut short is one), `expired`
+ * (the ticket was never used).
+ */
+export const EXPORT_DOWNLOAD_STATES = ['ready', 'running', 'done', 'failed', 'expired'] as const;
+export const exportDownloadStatusSchema = z.object({
+  status: z.enum(EXPORT_DOWNLOAD_STATES),
+  /** Rows written: all of them (`done`), or those sent before it stopped (`failed`); null before it ends. */
+  rows: z.nullable(z.number()),
+  message: z.nullable(z.string()),
+});
+export type ExportDownloadStatus = z.infer<typeof exportDownloadStatusSchema>;
+
+/** The download form's body (application/x-www-form-urlencoded). */
+export const exportDownloadFormSchema = z.object({ ticket: z.string().check(z.regex(new RegExp(EXPORT_TICKET_PATTERN))) });
+/** GET ADMIN_EXPORTS_PATH/:id's path parameter. */
+export const exportDownloadParamsSchema = z.object({ id: z.string().check(z.regex(new RegExp(UUID_PATTERN))) });
 
 /** Named ids, or every entry matching a filter but `except`. */
 export const inviteRequestSchema = z.union([z.object({ ids: idsSchema }), matchingSelectionSchema]);
