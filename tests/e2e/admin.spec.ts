@@ -157,10 +157,22 @@ test.describe('/admin with the real admin API', () => {
     expect(selectedCsv).not.toContain(b);
     await expectToast(page, 'Export successful', 'Exported 2 selected entries');
 
+    // Export All: the browser downloads the file itself, from a form post of a one-time ticket
+    // (no access token in it, nothing read by the page's scripts), and stays on /admin.
+    const downloadRequest = page.waitForRequest((r) => r.url().endsWith('/api/admin/waitlist/exports/download'));
     const allDownload = page.waitForEvent('download');
     await page.getByRole('button', { name: 'Export All' }).click();
-    expect((await allDownload).suggestedFilename()).toBe('waitlist_all.csv');
+    const posted = await downloadRequest;
+    expect(posted.method()).toBe('POST');
+    expect(posted.resourceType()).toBe('document');
+    expect(await posted.headerValue('authorization')).toBeNull();
+    expect(posted.postData()).toMatch(/^ticket=[A-Za-z0-9_-]{43}$/);
+    const allFile = await allDownload;
+    expect(allFile.suggestedFilename()).toBe('waitlist_all.csv');
+    const allCsv = await fs.readFile((await allFile.path())!, 'utf8');
+    expect(allCsv.replace(/^\uFEFF/, '').split('\r\n').filter(Boolean)).toHaveLength(total + 1);
     await expectToast(page, 'Export successful', `Exported ${total} entries`);
+    expect(new URL(page.url()).pathname).toBe('/admin');
 
     // Delete: confirm dialog, Esc cancels, Delete removes the rows and clears the selection.
     await page.getByRole('button', { name: 'Delete Selected' }).click();

@@ -1,7 +1,7 @@
 import { Suspense, useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { MouseEvent } from 'react';
 import { Link, useNavigate } from '../site/router.js';
-import { ADMIN_MAX_IDS, EXPORT_FILE_NAMES, MAIL_DISABLED_CODE, type ExportRequest, type InviteResult } from '../../shared/admin/waitlist-api.js';
+import { ADMIN_MAX_IDS, MAIL_DISABLED_CODE, type ExportRequest, type InviteResult } from '../../shared/admin/waitlist-api.js';
 import { isEmptyFilter, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { PAGES } from '../../shared/site/pages.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
@@ -19,7 +19,7 @@ import {
   AdminApiError,
   deleteMatchingEntries,
   deleteWaitlistEntries,
-  exportWaitlist,
+  downloadExport,
   fetchWaitlistInsights,
   inviteMatchingEntries,
   inviteWaitlistEntries,
@@ -29,7 +29,6 @@ import {
 import { adminToasts, countLine, exportTexts, filterTexts, inviteTexts, liveTexts, loadTexts, mailTexts, matchLine, type InviteCounts } from './copy.js';
 import { DeleteDialog } from './DeleteDialog.js';
 import { expectInvite, type InviteExpectation } from './entry-status.js';
-import { downloadBlob } from './download.js';
 import { FilterBar } from './FilterBar.js';
 import { InviteDialog } from './InviteDialog.js';
 import { MailPanel } from './MailPanel.js';
@@ -467,8 +466,7 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
     setExporting(kind);
     try {
       const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-      const file = await exportWaitlist({ ...body, ...(timeZone ? { timeZone } : {}), ...(withAttribution ? { attribution: true } : {}) });
-      downloadBlob(file.blob, file.fileName ?? EXPORT_FILE_NAMES[kind]);
+      const file = await downloadExport({ ...body, ...(timeZone ? { timeZone } : {}), ...(withAttribution ? { attribution: true } : {}) });
       notifySuccess(adminToasts.exported(file.rows, kind));
     } catch (error) {
       if (!onAccessError(error)) notifyError(adminToasts.exportFailed(authErrorMessage(error)));

@@ -2,12 +2,16 @@ import { z } from 'zod/mini';
 import {
   ADMIN_DELETE_MATCHING_PATH,
   ADMIN_DELETE_PATH,
-  ADMIN_EXPORT_PATH,
+  ADMIN_EXPORT_DOWNLOAD_PATH,
+  ADMIN_EXPORTS_PATH,
   ADMIN_INSIGHTS_PATH,
   ADMIN_INVITE_PATH,
   ADMIN_WAITLIST_PATH,
   deleteMatchingResultSchema,
   deleteResultSchema,
+  EXPORT_TICKET_FIELD,
+  exportDownloadSchema,
+  exportDownloadStatusSchema,
   inviteResultSchema,
   waitlistInsightsSchema,
   waitlistPageSchema,
@@ -42,7 +46,7 @@ import {
   type RetryRequest,
 } from '../../shared/admin/mail-api.js';
 import { getAuthClient } from '../session/auth-client.js';
-import { createCsvRowCounter } from './csv-row-counter.js';
+import { postDownloadForm } from './download.js';
 
 // The page's Content-Security-Policy forbids eval: zod must not even probe for it.
 z.config({ jitless: true });
@@ -206,79 +210,36 @@ export async function revokeAdminSessions(which: RevokeSessionsRequest): Promise
   return (await readJson(response, revokeResultSchema)).revoked;
 }
 
-export interface ExportedFile {
-  blob: Blob;
-  /** From Content-Disposition; null when the server sent none. */
-  fileName: string | null;
-  /** Data rows in the file (its header not counted), counted while it arrived. */
-  rows: number;
-}
-
-/** The export's bytes go into a Blob about this many at a time (see exportWaitlist). */
-const EXPORT_BLOB_PART_BYTES = 1 << 20;
+/** The first wait before asking how a download is going, and the longest between two asks. */
+const DOWNLOAD_POLL_FIRST_MS = 100;
+const DOWNLOAD_POLL_MAX_MS = 1000;
 
 /**
- * Downloads an export without a long task on the page, however large the file (1,000,000 rows are
- * about 90 MB). The body is read chunk by chunk and its rows counted as the bytes arrive, so it never
- * becomes one string to decode and scan. The file is built from Blobs of about a megabyte made along
- * the way: Chrome copies a Blob's bytes on the main thread when it is made (about 2 s for 90 MB in
- * one `new Blob`), while a Blob made of Blobs copies nothing.
+ * Exports as a file the browser downloads itself: the export is prepared with the access token
+ * (ADMIN_EXPORTS_PATH), its one-time ticket posted in a plain form, and the browser streams the
+ * answer to disk as it arrives, without this page reading a byte of it (a million rows are about
+ * 90 MB). The server then says how the download went; resolves with the rows written once the file
+ * is complete, and rejects with an AdminApiError if the download failed or never started.
  */
-export async function exportWaitlist(body: ExportRequest, signal?: AbortSignal): Promise<ExportedFile> {
-  const response = await postJson(ADMIN_EXPORT_PATH, body, signal);
-  const fileName = fileNameFromDisposition(response.headers.get('Content-Disposition'));
-  const type = response.headers.get('Content-Type') ?? 'text/csv; charset=utf-8';
-  const counter = createCsvRowCounter();
-  const parts: Blob[] = [];
-  let pending: Uint8Array<ArrayBuffer>[] = [];
-  let pendingBytes = 0;
-  const flush = () => {
-    if (pending.length === 0) return;
-    parts.push(new Blob(pending));
-    pending = [];
-    pendingBytes = 0;
-  };
-  if (response.body) {
-    const reader = response.body.getReader();
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        counter.push(value);
-        pending.push(value);
-        pendingBytes += value.byteLength;
-        if (pendingBytes >= EXPORT_BLOB_PART_BYTES) flush();
-      }
-    } catch (error) {
-      if (isAbort(error)) throw error;
-      throw new AdminApiError(0, 'The download was interrupted. Check your connection and try again.');
-    } finally {
-      reader.releaseLock();
-    }
+export async function downloadExport(body: ExportRequest, signal?: AbortSignal): Promise<{ rows: number }> {
+  const prepared = await readJson(await postJson(ADMIN_EXPORTS_PATH, body, signal), exportDownloadSchema);
+  postDownloadForm(ADMIN_EXPORT_DOWNLOAD_PATH, { [EXPORT_TICKET_FIELD]: prepared.ticket });
+  for (let wait = DOWNLOAD_POLL_FIRST_MS; ; wait = Math.min(DOWNLOAD_POLL_MAX_MS, wait * 1.5)) {
+    await sleep(wait, signal);
+    const status = await readJson(await request(`${ADMIN_EXPORTS_PATH}/${prepared.id}`, { signal }), exportDownloadStatusSchema);
+    if (status.status === 'done') return { rows: status.rows ?? 0 };
+    if (status.status === 'failed') throw new AdminApiError(0, status.message ?? 'The download failed. Try again.');
+    if (status.status === 'expired') throw new AdminApiError(0, 'The download did not start. Check your connection and try again.');
   }
-  flush();
-  return { blob: new Blob(parts, { type }), fileName, rows: counter.rows() };
 }
 
-/** The file name of a Content-Disposition header: RFC 5987 `filename*` first, then `filename`. */
-export function fileNameFromDisposition(header: string | null): string | null {
-  if (!header) return null;
-  const extended = /filename\*\s*=\s*(?:[\w!#$%&+^`{}~-]+)?'[^']*'([^;]+)/i.exec(header);
-  if (extended?.[1]) {
-    try {
-      return safeFileName(decodeURIComponent(extended[1].trim().replace(/^"|"$/g, '')));
-    } catch {
-      // Malformed percent-encoding: fall through to the plain parameter.
-    }
-  }
-  const quoted = /filename\s*=\s*"((?:[^"\\]|\\.)*)"/i.exec(header);
-  if (quoted?.[1]) return safeFileName(quoted[1].replace(/\\(.)/g, '$1'));
-  const bare = /filename\s*=\s*([^;\s]+)/i.exec(header);
-  if (bare?.[1]) return safeFileName(bare[1]);
-  return null;
-}
-
-function safeFileName(name: string): string | null {
-  const base = name.split(/[\\/]/).pop()?.trim() ?? '';
-  return base === '' || base === '.' || base === '..' ? null : base;
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason as Error);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    }, { once: true });
+  });
 }

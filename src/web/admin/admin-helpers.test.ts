@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fileNameFromDisposition } from './admin-api.js';
 import { adminToasts, countLine, deleteConfirmText, inviteResultText, inviteTexts, matchLine, sourceTexts, statusTexts } from './copy.js';
 import { expectInvite, isInvitable, shownStatus } from './entry-status.js';
-import { createCsvRowCounter } from './csv-row-counter.js';
 import { draftToFilter } from './FilterBar.js';
 import { filterKey, searchWithFilter } from './useFilterParams.js';
 import { parseWaitlistEvent, retryDelay } from './useLiveWaitlist.js';
@@ -38,22 +36,6 @@ describe('admin copy', () => {
     expect(adminToasts.noSelectionExport.title).toBe('No entries selected');
     expect(adminToasts.signedOut).toEqual({ title: 'Signed out successfully' });
     expect(adminToasts.signOutFailed('boom')).toEqual({ title: 'Error signing out', description: 'boom' });
-  });
-});
-
-describe('fileNameFromDisposition', () => {
-  it('reads quoted, bare and RFC 5987 names', () => {
-    expect(fileNameFromDisposition('attachment; filename="waitlist_all.csv"')).toBe('waitlist_all.csv');
-    expect(fileNameFromDisposition('attachment; filename=waitlist_selected.csv')).toBe('waitlist_selected.csv');
-    expect(fileNameFromDisposition(`attachment; filename="x.csv"; filename*=UTF-8''liste%20%C3%A4.csv`)).toBe('liste ä.csv');
-    expect(fileNameFromDisposition('attachment; filename="a \\"b\\".csv"')).toBe('a "b".csv');
-  });
-
-  it('gives null when there is no usable name, and never a path', () => {
-    expect(fileNameFromDisposition(null)).toBeNull();
-    expect(fileNameFromDisposition('attachment')).toBeNull();
-    expect(fileNameFromDisposition('attachment; filename=".."')).toBeNull();
-    expect(fileNameFromDisposition('attachment; filename="../../etc/x.csv"')).toBe('x.csv');
   });
 });
 
@@ -193,54 +175,6 @@ describe('the filter in the page address', () => {
     expect(draftToFilter(draft)).toEqual({ q: 'ann', from: '2026-02-01', source: 'newsletter' });
     expect(draftToFilter({ ...draft, from: '0002-02-01', to: '2026-02-31' })).toEqual({ q: 'ann', source: 'newsletter' });
     expect(draftToFilter({ ...draft, from: '', to: '2026-03-01', status: 'pending' })).toEqual({ q: 'ann', to: '2026-03-01', source: 'newsletter', status: 'pending' });
-  });
-});
-
-describe('CSV row counter (streamed export)', () => {
-  const encoder = new TextEncoder();
-  const samples = [
-    '\uFEFFEmail,Date Joined,IP Address,Location\r\n',
-    '\uFEFFEmail,Date Joined\r\na@x.com,"Nov 22, 2026, 06:04 AM"\r\nb@x.com,x\r\n',
-    'h\na\nb',
-    'h1,h2\r\n"multi\r\nline",x\r\n"say ""hi""",y\r\n',
-    'h\r\n\r\n\r\na\r\n\r\n',
-    'h\rcr only\rrows\r',
-    'h,x\r\n"Zürich, ""Altstadt""\r\n",é\r\nlast,"no break"',
-    '',
-  ];
-
-  it('counts as countCsvRows does, for the whole text at once', () => {
-    for (const text of samples) {
-      const counter = createCsvRowCounter();
-      counter.push(encoder.encode(text));
-      expect(counter.rows(), JSON.stringify(text)).toBe(countCsvRows(text));
-    }
-  });
-
-  it('counts the same however the bytes are cut into chunks (inside CRLF, "" and multi-byte characters)', () => {
-    for (const text of samples) {
-      const bytes = encoder.encode(text);
-      for (let cut = 0; cut <= bytes.length; cut++) {
-        const counter = createCsvRowCounter();
-        counter.push(bytes.subarray(0, cut));
-        counter.push(bytes.subarray(cut));
-        expect(counter.rows(), `${JSON.stringify(text)} cut at ${cut}`).toBe(countCsvRows(text));
-      }
-      // One byte at a time.
-      const counter = createCsvRowCounter();
-      for (let i = 0; i < bytes.length; i++) counter.push(bytes.subarray(i, i + 1));
-      expect(counter.rows()).toBe(countCsvRows(text));
-    }
-  });
-
-  it('counts a large export in small chunks', () => {
-    const rows = 20_000;
-    let text = '\uFEFFEmail,Date Joined,IP Address,Location\r\n';
-    for (let i = 0; i < rows; i++) text += `person-${i}@example.com,"Nov 22, 2026, 06:04 AM",10.0.0.${i % 250},"Berlin, Germany"\r\n`;
-    const bytes = encoder.encode(text);
-    const counter = createCsvRowCounter();
-    for (let i = 0; i < bytes.length; i += 997) counter.push(bytes.subarray(i, i + 997));
-    expect(counter.rows()).toBe(rows);
   });
 });
 
