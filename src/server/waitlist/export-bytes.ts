@@ -49,7 +49,7 @@ function mayBeSpace(lead: number): boolean {
   return lead === 0xc2 || lead === 0xe1 || lead === 0xe2 || lead === 0xe3 || lead === 0xef;
 }
 
-/** What a byte says about its cell (OR-ed over the cell's bytes: cellBytes()). */
+/** What a byte says about its cell (a cell's classes: the OR over its bytes). */
 export const BYTE_BAD = 1; // a control character or a quote: csvField would change the cell
 export const BYTE_COMMA = 2;
 export const BYTE_VISIBLE = 4; // surely not white space to String#trim()
@@ -59,24 +59,12 @@ export const BYTE_CLASS = new Uint8Array(256).map((_, b) =>
   b < SPACE || b === QUOTE ? BYTE_BAD : b === COMMA ? BYTE_COMMA | BYTE_VISIBLE : (b > SPACE && b < 0x80) || (b >= 0xc0 && !mayBeSpace(b)) ? BYTE_VISIBLE : 0,
 );
 
-/** The OR of BYTE_CLASS over buf[start, end). */
-export function cellBytes(buf: Buffer, start: number, end: number): number {
-  let flags = 0;
-  for (let i = start; i < end; i++) flags |= BYTE_CLASS[buf[i]!]!;
-  return flags;
-}
-
-/** Cell i's cellBytes(): the caller's when it worked them out already, else from its bytes. */
-function cellFlags(buf: Buffer, start: Int32Array, end: Int32Array, flags: Int32Array | undefined, i: number): number {
-  return flags ? flags[i]! : cellBytes(buf, start[i]!, end[i]!);
-}
-
 const NOT_PLAIN = 0;
 const PLAIN = 1;
 const PLAIN_WITH_COMMA = 2;
 
 /**
- * Whether the cell whose bytes say `flags` (cellBytes) and begin with `firstByte` is text csvField
+ * Whether the cell whose bytes say `flags` (its classes) and begin with `firstByte` is text csvField
  * leaves as it is (PLAIN) and trim() leaves non-empty: no control byte, no quote, no formula start
  * when `first`, and a character that is surely not white space. A comma makes it PLAIN_WITH_COMMA
  * where `commaAllowed` (a location part, which is quoted then), NOT_PLAIN elsewhere. Bytes of 0x80
@@ -92,6 +80,30 @@ function plain(flags: number, firstByte: number, first: boolean, commaAllowed: b
 /** Copies src[from, to) into target at `at`, returning the end: a plain loop beats Buffer#copy for the few bytes of a cell. */
 function put(target: Buffer, at: number, src: Buffer, from: number, to: number): number {
   for (let i = from; i < to; i++) target[at++] = src[i]!;
+  return at;
+}
+
+/** What plain() said of the cell writeCell() wrote last. */
+let cellKind = NOT_PLAIN;
+
+/**
+ * Copies src[from, to) (a cell, not empty) into target at `at` and returns the end, setting cellKind
+ * to plain()'s verdict on it. Its classes are `known` when the caller worked them out already,
+ * else (-1) they are worked out from the bytes as they are copied: one pass over the cell, not two.
+ */
+function writeCell(target: Buffer, at: number, src: Buffer, from: number, to: number, known: number, first: boolean, commaAllowed: boolean): number {
+  let classes = known;
+  if (classes < 0) {
+    classes = 0;
+    for (let i = from; i < to; i++) {
+      const byte = src[i]!;
+      classes |= BYTE_CLASS[byte]!;
+      target[at++] = byte;
+    }
+  } else {
+    at = put(target, at, src, from, to);
+  }
+  cellKind = plain(classes, src[from]!, first, commaAllowed);
   return at;
 }
 
@@ -160,7 +172,7 @@ export class SpecCsvWriter {
 
   /**
    * One row: its cells in buf (see CELL), created_at as milliseconds since the epoch, and each
-   * cell's cellBytes() when the caller has them already (else they are worked out here).
+   * cell's classes when the caller has them already (else they are worked out as it is copied).
    */
   row(buf: Buffer, start: Int32Array, end: Int32Array, ms: number, flags?: Int32Array): void {
     let size = DATE_CELL_MAX + ROW_OVERHEAD;
@@ -204,44 +216,50 @@ export class SpecCsvWriter {
     this.rows = 0;
   }
 
-  /** The row written from its bytes at `used` when every cell is plain: the new end; -1 (nothing written) otherwise. */
+  /**
+   * The row written from its bytes at `used` when every cell is plain: the new end; -1 otherwise
+   * (what was copied of it by then is left beyond `used`, to be written over).
+   */
   private plainRow(buf: Buffer, start: Int32Array, end: Int32Array, ms: number, flags: Int32Array | undefined): number {
+    const target = this.out;
     // Email: never NULL; plain or not at all.
-    if (end[0]! <= start[0]! || plain(cellFlags(buf, start, end, flags, 0), buf[start[0]!]!, true, false) === NOT_PLAIN) return -1;
+    if (end[0]! <= start[0]!) return -1;
+    let o = writeCell(target, this.used, buf, start[0]!, end[0]!, flags ? flags[0]! : -1, true, false);
+    if (cellKind === NOT_PLAIN) return -1;
+    target[o++] = COMMA;
+    o = this.dates.write(target, o, ms);
+    target[o++] = COMMA;
     // IP Address: none (NULL or '') is N/A; a value must be plain (a blank one is N/A too, left to the slow path).
-    const ipNull = end[2]! === -1 || end[2] === start[2];
-    if (!ipNull && plain(cellFlags(buf, start, end, flags, 2), buf[start[2]!]!, true, false) === NOT_PLAIN) return -1;
+    if (end[2]! === -1 || end[2] === start[2]) {
+      o = put(target, o, NA, 0, NA.length);
+    } else {
+      o = writeCell(target, o, buf, start[2]!, end[2]!, flags ? flags[2]! : -1, true, false);
+      if (cellKind === NOT_PLAIN) return -1;
+    }
+    target[o++] = COMMA;
     // Location: the non-blank parts of city, region, country joined with ", ", quoted when that
-    // makes a comma. An empty part is skipped as formatLocation does; a part that is not plain
-    // (blank after trim(), a quote, a control character) leaves the row to the slow path.
+    // makes a comma (a byte is kept for the opening quote, and given back when none is needed). An
+    // empty part is skipped as formatLocation does; a part that is not plain (blank after trim(),
+    // a quote, a control character) leaves the row to the slow path.
+    const open = o++;
     let parts = 0;
     let comma = false;
     for (let i = 3; i <= 5; i++) {
       if (end[i]! === -1 || end[i] === start[i]) continue;
-      const kind = plain(cellFlags(buf, start, end, flags, i), buf[start[i]!]!, parts === 0, true);
-      if (kind === NOT_PLAIN) return -1;
-      if (kind === PLAIN_WITH_COMMA) comma = true;
+      if (parts > 0) o = put(target, o, JOIN, 0, JOIN.length);
+      o = writeCell(target, o, buf, start[i]!, end[i]!, flags ? flags[i]! : -1, parts === 0, true);
+      if (cellKind === NOT_PLAIN) return -1;
+      if (cellKind === PLAIN_WITH_COMMA) comma = true;
       parts++;
     }
-    const target = this.out;
-    let o = put(target, this.used, buf, start[0]!, end[0]!);
-    target[o++] = COMMA;
-    o = this.dates.write(target, o, ms);
-    target[o++] = COMMA;
-    o = ipNull ? put(target, o, NA, 0, NA.length) : put(target, o, buf, start[2]!, end[2]!);
-    target[o++] = COMMA;
     if (parts === 0) {
-      o = put(target, o, UNKNOWN, 0, UNKNOWN.length);
+      o = put(target, open, UNKNOWN, 0, UNKNOWN.length);
+    } else if (parts > 1 || comma) {
+      target[open] = QUOTE;
+      target[o++] = QUOTE;
     } else {
-      const quoted = parts > 1 || comma;
-      if (quoted) target[o++] = QUOTE;
-      let written = 0;
-      for (let i = 3; i <= 5; i++) {
-        if (end[i]! === -1 || end[i] === start[i]) continue;
-        if (written++ > 0) o = put(target, o, JOIN, 0, JOIN.length);
-        o = put(target, o, buf, start[i]!, end[i]!);
-      }
-      if (quoted) target[o++] = QUOTE;
+      target.copyWithin(open, open + 1, o);
+      o--;
     }
     target[o++] = 0x0d;
     target[o++] = 0x0a;

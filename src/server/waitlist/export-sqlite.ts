@@ -161,7 +161,7 @@ export async function sqliteWaitlistCsv(db: Kysely<Database>, options: SqliteExp
   // A batch's row: the six cells, then the start of the id.
   const FRAME = CELLS + 1;
   // Where each cell of the batch starts (and, at the end, one past the last), and what its bytes
-  // are (cellBytes, worked out in the same pass): filled by split().
+  // are (its classes, the OR of BYTE_CLASS over them, worked out in the same pass): filled by split().
   const bounds = new Int32Array(ID_CHUNK_SIZE * FRAME + 1);
   const classes = new Int32Array(ID_CHUNK_SIZE * FRAME);
   const flags = new Int32Array(CELLS);
