@@ -438,6 +438,18 @@ describe.each(TEST_DIALECTS)('TOTP MFA (%s)', (dialect: TestDialect) => {
       expect((user.json() as Session['user']).factors).toEqual([expect.objectContaining({ status: 'verified' })]);
     });
 
+    it("the admin API refuses a session's aal1 token from before its code was entered, and takes the aal2 one", async () => {
+      const { email, factor } = await mfaAdmin();
+      const aal1 = await signIn(email);
+      const raised = await verifyOk(aal1.access_token, factor);
+      // The same session, now aal2 in its row: the token issued before the code still says aal1.
+      expect((decodeJwt(raised.access_token) as Claims).session_id).toBe((decodeJwt(aal1.access_token) as Claims).session_id);
+      const refused = await call('GET', ADMIN_WAITLIST_PATH, { token: aal1.access_token });
+      expect(refused.statusCode, refused.body).toBe(403);
+      expect(refused.json().error.code).toBe('insufficient_aal');
+      expect((await call('GET', ADMIN_WAITLIST_PATH, { token: raised.access_token })).statusCode).toBe(200);
+    });
+
     it('changing the password with MFA on needs aal2', async () => {
       const { email } = await mfaAdmin();
       const aal1 = await signIn(email);

@@ -5,7 +5,14 @@ import { decompress as zstdDecompress } from 'zstd-napi';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/server/audit/audit-log.js';
 import { createAdmin } from '../../src/server/auth/admins.js';
-import { createExportDownload } from '../../src/server/waitlist/export-downloads.js';
+import {
+  claimExportDownload,
+  createExportDownload,
+  exportDownloadStatus,
+  finishExportDownload,
+  HEARTBEAT_MS,
+  sweepExportDownloads,
+} from '../../src/server/waitlist/export-downloads.js';
 import {
   ADMIN_EXPORT_DOWNLOAD_PATH,
   ADMIN_EXPORT_PATH,
@@ -104,6 +111,10 @@ describe.each(TEST_DIALECTS)('export downloads by ticket (%s)', (dialect: TestDi
     expect(file.headers['content-disposition']).toBe('attachment; filename="waitlist_all.csv"');
     expect(file.headers['content-type']).toMatch(/^text\/csv/);
     expect(file.headers['cache-control']).toBe('no-store');
+    // Framable by the admin page's hidden frame (our origin), by nobody else.
+    expect(file.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(file.headers['content-security-policy']).toContain("frame-ancestors 'self'");
+    expect(file.headers['content-security-policy']).not.toContain("frame-ancestors 'none'");
     const same = await api('POST', ADMIN_EXPORT_PATH, { timeZone: 'America/New_York' });
     expect(file.rawPayload.equals(same.rawPayload)).toBe(true);
     expect(file.body.split('\r\n')).toHaveLength(7 + 2);
@@ -122,6 +133,8 @@ describe.each(TEST_DIALECTS)('export downloads by ticket (%s)', (dialect: TestDi
     const again = await postTicket(prepared.ticket);
     expect(again.statusCode).toBe(410);
     expect(again.json().error.code).toBe('ticket_used');
+    expect(again.headers['cache-control']).toBe('no-store');
+    expect(again.headers['x-frame-options']).toBe('SAMEORIGIN');
     expect(await status(prepared.id)).toEqual({ status: 'done', rows: 7, message: null });
     expect(await exportAudits()).toHaveLength(2);
   });
@@ -230,6 +243,50 @@ describe.each(TEST_DIALECTS)('export downloads by ticket (%s)', (dialect: TestDi
     expect(outcome.rows).toBeLessThan(60_000);
     const audits = await exportAudits();
     expect(audits.map((a) => a.detail)).toEqual([expect.objectContaining({ incomplete: true })]);
+  });
+
+  it('checks the session the ticket was made for, not any session of its admin', async () => {
+    await insert(hourly(2));
+    const prepared = await prepare();
+    // Another session of the same admin stays signed in; the ticket's own session signs out.
+    const other = (await signIn(t.app, ADMIN)).access_token;
+    const out = await t.app.inject({ method: 'POST', url: '/auth/v1/logout?scope=local', headers: { authorization: `Bearer ${token}` } });
+    expect(out.statusCode).toBe(204);
+    const res = await postTicket(prepared.ticket);
+    expect(res.statusCode).toBe(401);
+    expect(await status(prepared.id, other)).toEqual({ status: 'failed', rows: null, message: expect.stringMatching(/signed out/i) });
+  });
+
+  it('says a download failed when the export cannot start, and when its heartbeat stopped', async () => {
+    await insert(hourly(3));
+    const prepared = await prepare();
+    // The database fails the export's first read (its table is gone).
+    await t.app.database.db.schema.alterTable('waitlist').renameTo('waitlist_gone').execute();
+    const res = await postTicket(prepared.ticket);
+    expect(res.statusCode).toBe(500);
+    expect(res.body).not.toMatch(/waitlist_gone|at .*\.ts/);
+    expect(await status(prepared.id)).toEqual({ status: 'failed', rows: 0, message: 'The export could not be completed. Try again.' });
+
+    // A download claimed by a server that died part way: running, its heartbeat old.
+    const admin = await t.app.database.db.selectFrom('admin_users').select('id').executeTakeFirstOrThrow();
+    const session = await t.app.database.db.selectFrom('admin_sessions').select('id').executeTakeFirstOrThrow();
+    const now = Date.now();
+    const lost = await createExportDownload(t.app.database.db, { userId: admin.id, sessionId: session.id }, {}, now - 50_000);
+    expect(await claimExportDownload(t.app.database.db, lost.ticket, now - 40_000)).not.toBeNull();
+    expect(await exportDownloadStatus(t.app.database.db, lost.id, admin.id, now - 40_000 + 2 * HEARTBEAT_MS)).toEqual({ status: 'running', rows: null, message: null });
+    expect(await status(lost.id)).toEqual({ status: 'failed', rows: null, message: expect.stringMatching(/did not finish/) });
+    // The first outcome recorded stays.
+    await finishExportDownload(t.app.database.db, lost.id, { status: 'done', rows: 5, message: null }, now);
+    await finishExportDownload(t.app.database.db, lost.id, { status: 'failed', rows: 1, message: 'late' }, now);
+    expect(await status(lost.id)).toEqual({ status: 'done', rows: 5, message: null });
+  });
+
+  it("clears an unused ticket's request once it expires", async () => {
+    const prepared = await prepare({ filter: { q: 'someone@example.org' } });
+    await sweepExportDownloads(t.app.database.db);
+    expect((await t.app.database.db.selectFrom('export_downloads').select('request').executeTakeFirstOrThrow()).request).toContain('someone@example.org');
+    await sweepExportDownloads(t.app.database.db, Date.now() + EXPORT_TICKET_SECONDS * 1000 + 1000);
+    expect(await t.app.database.db.selectFrom('export_downloads').select(['id', 'request', 'status']).execute()).toEqual([{ id: prepared.id, request: null, status: 'ready' }]);
   });
 
   it("keeps a download's status to the admin who made it", async () => {

@@ -174,6 +174,8 @@ export interface ExportDownloadsTable {
   message: string | null;
   created_at: Timestamp;
   expires_at: Timestamp;
+  /** While `running`: last written when the server said it was still sending (every HEARTBEAT_MS). */
+  heartbeat_at: Timestamp | null;
   finished_at: Timestamp | null;
 }
 

@@ -6,10 +6,18 @@ import { z } from 'zod/mini';
 import { auditEmailHash, recordAudit } from '../audit/audit-log.js';
 import { HttpError } from '../http/errors.js';
 import { sendBulkDownload } from '../http/bulk-download.js';
-import { BULK_DOWNLOAD_COMPRESSION } from '../http/security.js';
+import { BULK_DOWNLOAD_COMPRESSION, helmetHeaders } from '../http/security.js';
 import * as queries from './admin-repository.js';
 import { copyWaitlistCsv } from './export-copy.js';
-import { claimExportDownload, createExportDownload, exportDownloadStatus, finishExportDownload } from './export-downloads.js';
+import {
+  beatExportDownload,
+  claimExportDownload,
+  createExportDownload,
+  exportDownloadStatus,
+  finishExportDownload,
+  HEARTBEAT_MS,
+  startExportDownloadSweep,
+} from './export-downloads.js';
 import { sqliteWaitlistCsv } from './export-sqlite.js';
 import { waitlistEmailMessage } from './emails/index.js';
 import { waitlistInsights } from './insights.js';
@@ -373,6 +381,12 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
   );
 }
 
+/** The site's Content-Security-Policy, but framable by our own pages (the admin page's hidden download frame). */
+const DOWNLOAD_CSP = (helmetHeaders().set.find(([name]) => name.toLowerCase() === 'content-security-policy')?.[1] ?? "default-src 'none'").replace(
+  "frame-ancestors 'none'",
+  "frame-ancestors 'self'",
+);
+
 /** The download form's body: one ticket (43 characters) and its field name. */
 const DOWNLOAD_FORM_BODY_LIMIT = 1024;
 
@@ -387,22 +401,37 @@ export async function adminExportDownloadRoutes(instance: FastifyInstance): Prom
   const app = instance.withTypeProvider<ZodTypeProvider>();
   const { db } = app.database;
   await app.register(formbody, { bodyLimit: DOWNLOAD_FORM_BODY_LIMIT });
+  const stopSweep = startExportDownloadSweep(db, (err) => app.log.error({ err }, 'could not sweep export downloads'));
+  app.addHook('onClose', async () => stopSweep());
 
   app.post(
     ADMIN_EXPORT_DOWNLOAD_PATH,
     { bodyLimit: DOWNLOAD_FORM_BODY_LIMIT, compress: BULK_DOWNLOAD_COMPRESSION, schema: { body: exportDownloadFormSchema } },
     async (request, reply) => {
-      // An answer holding personal data, or about a credential: never cached.
+      // An answer holding personal data, or about a credential: never cached. It loads into the
+      // admin page's hidden frame, so that page (our origin only) may frame it.
       reply.header('cache-control', 'no-store');
+      reply.raw.setHeader('x-frame-options', 'SAMEORIGIN');
+      reply.raw.setHeader('content-security-policy', DOWNLOAD_CSP);
       const claimed = await claimExportDownload(db, request.body.ticket);
       if (!claimed) throw new HttpError(410, 'ticket_used', 'This download was already started, or its link has expired. Export again.');
-      const finish = (outcome: { status: 'done' | 'failed'; rows: number | null; message: string | null }) =>
-        finishExportDownload(db, claimed.id, outcome).catch((err: unknown) => request.log.error({ err }, 'could not record how an export download ended'));
+      // While the answer is open, a heartbeat says it is still being sent (its status turns failed
+      // if the heartbeat stops: this server died part way).
+      const heartbeat = setInterval(() => {
+        beatExportDownload(db, claimed.id).catch((err: unknown) => request.log.error({ err }, 'could not record an export download heartbeat'));
+      }, HEARTBEAT_MS);
+      heartbeat.unref();
+      reply.raw.once('close', () => clearInterval(heartbeat));
+      const finish = (outcome: { status: 'done' | 'failed'; rows: number | null; message: string | null }) => {
+        clearInterval(heartbeat);
+        return finishExportDownload(db, claimed.id, outcome).catch((err: unknown) => request.log.error({ err }, 'could not record how an export download ended'));
+      };
       let admin: AdminPrincipal;
       let body: ExportRequest;
       try {
         admin = await app.adminOfSession(request, claimed.userId, claimed.sessionId);
         body = exportRequestSchema.parse(JSON.parse(claimed.request));
+        checkTimeZone(body.timeZone);
       } catch (err) {
         await finish({ status: 'failed', rows: null, message: err instanceof HttpError ? err.message : EXPORT_FAILED_MESSAGE });
         throw err;

@@ -10,25 +10,33 @@ import { EXPORT_TICKET_SECONDS, type ExportDownload, type ExportDownloadStatus, 
  * disk as it arrives, however large (claimExportDownload, then finishExportDownload as the answer
  * ends). The page learns the outcome and the row count for its toast from exportDownloadStatus.
  *
- * A row holds the request only until its ticket is used, and is purged a day after it was made.
- * Only the ticket's SHA-256 is stored: a copy of the table cannot start a download.
+ * A row holds the request only until its ticket is used or expires, and is purged a day after it
+ * was made (sweepExportDownloads, every minute). Only the ticket's SHA-256 is stored: a copy of the
+ * table cannot start a download. While a download runs, the server writes a heartbeat; one that
+ * stopped (the server died part way) is reported failed.
  */
 
 /** How long a download's row is kept (its outcome is read within seconds). */
 const KEEP_MS = 24 * 60 * 60 * 1000;
+/** How often a running download's heartbeat is written, and how old one may be before the download counts as failed. */
+export const HEARTBEAT_MS = 10_000;
+const HEARTBEAT_STALE_MS = 3 * HEARTBEAT_MS;
+/** How often expired requests and old rows are swept away. */
+const SWEEP_MS = 60_000;
+const STOPPED_MESSAGE = 'The download stopped: the server did not finish sending it. Export again.';
 
 const hashTicket = (ticket: string) => createHash('sha256').update(ticket).digest('hex');
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** A new download of `request` for the admin's session; older rows than KEEP_MS are purged first. */
+/** A new download of `request` for the admin's session (the table is swept first). */
 export async function createExportDownload(
   db: Kysely<Database>,
   owner: { userId: string; sessionId: string },
   request: ExportRequest,
   now = Date.now(),
 ): Promise<ExportDownload> {
-  await db.deleteFrom('export_downloads').where('created_at', '<', iso(now - KEEP_MS)).execute();
+  await sweepExportDownloads(db, now);
   const ticket = randomBytes(32).toString('base64url');
   const download = { id: randomUUID(), ticket, expiresAt: iso(now + EXPORT_TICKET_SECONDS * 1000) };
   await db
@@ -62,7 +70,7 @@ export interface ClaimedDownload {
 export async function claimExportDownload(db: Kysely<Database>, ticket: string, now = Date.now()): Promise<ClaimedDownload | null> {
   const claimed = await db
     .updateTable('export_downloads')
-    .set({ status: 'running' })
+    .set({ status: 'running', heartbeat_at: iso(now) })
     .where('ticket_hash', '=', hashTicket(ticket))
     .where('status', '=', 'ready')
     .where('expires_at', '>', iso(now))
@@ -71,6 +79,26 @@ export async function claimExportDownload(db: Kysely<Database>, ticket: string, 
   if (!claimed) return null;
   await db.updateTable('export_downloads').set({ request: null }).where('id', '=', claimed.id).execute();
   return { id: claimed.id, userId: claimed.user_id, sessionId: claimed.session_id, request: claimed.request ?? 'null' };
+}
+
+/** Says a running download is still being sent. */
+export async function beatExportDownload(db: Kysely<Database>, id: string, now = Date.now()): Promise<void> {
+  await db.updateTable('export_downloads').set({ heartbeat_at: iso(now) }).where('id', '=', id).where('status', '=', 'running').execute();
+}
+
+/** Clears the requests of tickets that expired unused, and deletes rows older than KEEP_MS. */
+export async function sweepExportDownloads(db: Kysely<Database>, now = Date.now()): Promise<void> {
+  await db.updateTable('export_downloads').set({ request: null }).where('status', '=', 'ready').where('expires_at', '<=', iso(now)).where('request', 'is not', null).execute();
+  await db.deleteFrom('export_downloads').where('created_at', '<', iso(now - KEEP_MS)).execute();
+}
+
+/** Sweeps now and then every SWEEP_MS; the returned function stops it. The timer never keeps the process alive. */
+export function startExportDownloadSweep(db: Kysely<Database>, onError: (err: unknown) => void): () => void {
+  const sweep = () => void sweepExportDownloads(db).catch(onError);
+  sweep();
+  const timer = setInterval(sweep, SWEEP_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** How a running download ended; a download already ended keeps its first outcome. */
@@ -92,11 +120,15 @@ export async function finishExportDownload(
 export async function exportDownloadStatus(db: Kysely<Database>, id: string, userId: string, now = Date.now()): Promise<ExportDownloadStatus | null> {
   const row = await db
     .selectFrom('export_downloads')
-    .select(['status', 'rows', 'message', 'expires_at'])
+    .select(['status', 'rows', 'message', 'expires_at', 'heartbeat_at'])
     .where('id', '=', id)
     .where('user_id', '=', userId)
     .executeTakeFirst();
   if (!row) return null;
-  const expired = row.status === 'ready' && new Date(row.expires_at).getTime() <= now;
-  return { status: expired ? 'expired' : row.status, rows: row.rows, message: row.message };
+  if (row.status === 'ready' && new Date(row.expires_at).getTime() <= now) return { status: 'expired', rows: null, message: null };
+  // A running download whose heartbeat stopped: the server sending it is gone.
+  if (row.status === 'running' && (row.heartbeat_at === null || new Date(row.heartbeat_at).getTime() < now - HEARTBEAT_STALE_MS)) {
+    return { status: 'failed', rows: row.rows, message: STOPPED_MESSAGE };
+  }
+  return { status: row.status, rows: row.rows, message: row.message };
 }

@@ -134,8 +134,9 @@ export type ExportDownload = z.infer<typeof exportDownloadSchema>;
 
 /**
  * An export download's progress: `ready` (its ticket not used yet), `running`, `done` (`rows`
- * written, the file complete), `failed` (`message` says why; a file cut short is one), `expired`
- * (the ticket was never used).
+ * written, the file complete), `failed` (`message` says why: a file cut short, an export that could
+ * not start, a session no longer accepted, a server that stopped sending it), `expired` (the ticket
+ * was never used).
  */
 export const EXPORT_DOWNLOAD_STATES = ['ready', 'running', 'done', 'failed', 'expired'] as const;
 export const exportDownloadStatusSchema = z.object({

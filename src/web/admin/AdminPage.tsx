@@ -23,6 +23,7 @@ import {
   fetchWaitlistInsights,
   inviteMatchingEntries,
   inviteWaitlistEntries,
+  isAbort,
   isInsufficientAal,
   isUnauthorized,
 } from './admin-api.js';
@@ -257,6 +258,9 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
   // Live updates: new signups on top, counts and the insight panel kept current.
   const recountTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useEffect(() => () => clearTimeout(recountTimer.current), []);
+  // An export still asking how its download goes stops asking when the page goes away.
+  const exportAbort = useRef<AbortController | null>(null);
+  useEffect(() => () => exportAbort.current?.abort(), []);
   const liveStatus = useLiveWaitlist({
     onSignup: (signups) => {
       waitlist.addLive(signups);
@@ -466,9 +470,13 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
     setExporting(kind);
     try {
       const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-      const file = await downloadExport({ ...body, ...(timeZone ? { timeZone } : {}), ...(withAttribution ? { attribution: true } : {}) });
+      const controller = new AbortController();
+      exportAbort.current = controller;
+      const file = await downloadExport({ ...body, ...(timeZone ? { timeZone } : {}), ...(withAttribution ? { attribution: true } : {}) }, controller.signal);
       notifySuccess(adminToasts.exported(file.rows, kind));
     } catch (error) {
+      // Left the page while the browser downloads: nobody is waiting for the toast.
+      if (isAbort(error)) return;
       if (!onAccessError(error)) notifyError(adminToasts.exportFailed(authErrorMessage(error)));
     } finally {
       setExporting(null);

@@ -13,6 +13,7 @@ import {
   exportDownloadSchema,
   exportDownloadStatusSchema,
   inviteResultSchema,
+  type ExportDownloadStatus,
   waitlistInsightsSchema,
   waitlistPageSchema,
   type DeleteRequest,
@@ -213,6 +214,8 @@ export async function revokeAdminSessions(which: RevokeSessionsRequest): Promise
 /** The first wait before asking how a download is going, and the longest between two asks. */
 const DOWNLOAD_POLL_FIRST_MS = 100;
 const DOWNLOAD_POLL_MAX_MS = 1000;
+/** Failed asks in a row (network, 5xx) before the page gives up on a download. */
+const DOWNLOAD_POLL_RETRIES = 5;
 
 /**
  * Exports as a file the browser downloads itself: the export is prepared with the access token
@@ -224,9 +227,20 @@ const DOWNLOAD_POLL_MAX_MS = 1000;
 export async function downloadExport(body: ExportRequest, signal?: AbortSignal): Promise<{ rows: number }> {
   const prepared = await readJson(await postJson(ADMIN_EXPORTS_PATH, body, signal), exportDownloadSchema);
   postDownloadForm(ADMIN_EXPORT_DOWNLOAD_PATH, { [EXPORT_TICKET_FIELD]: prepared.ticket });
+  let failures = 0;
   for (let wait = DOWNLOAD_POLL_FIRST_MS; ; wait = Math.min(DOWNLOAD_POLL_MAX_MS, wait * 1.5)) {
     await sleep(wait, signal);
-    const status = await readJson(await request(`${ADMIN_EXPORTS_PATH}/${prepared.id}`, { signal }), exportDownloadStatusSchema);
+    let status: ExportDownloadStatus;
+    try {
+      status = await readJson(await request(`${ADMIN_EXPORTS_PATH}/${prepared.id}`, { signal }), exportDownloadStatusSchema);
+      failures = 0;
+    } catch (error) {
+      // A lost answer or a server hiccup while the browser downloads: ask again, a few times. The
+      // server's own verdicts (signed out, unknown download) end it at once.
+      const transient = error instanceof AdminApiError && (error.status === 0 || error.status >= 500);
+      if (!transient || ++failures > DOWNLOAD_POLL_RETRIES) throw error;
+      continue;
+    }
     if (status.status === 'done') return { rows: status.rows ?? 0 };
     if (status.status === 'failed') throw new AdminApiError(0, status.message ?? 'The download failed. Try again.');
     if (status.status === 'expired') throw new AdminApiError(0, 'The download did not start. Check your connection and try again.');

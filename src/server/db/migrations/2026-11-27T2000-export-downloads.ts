@@ -5,8 +5,9 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 // one-time ticket, and lets the browser download the file itself with a plain form POST of that
 // ticket (no JavaScript reads the bytes). A row per download: who asked and for what, until the
 // ticket is used (the request is cleared then), then how it went, which the page polls for its
-// toast. Only the ticket's SHA-256 is kept, so a dump of the table cannot start a download. Rows
-// live a day at most (purged when new ones are made).
+// toast; while it runs, heartbeat_at shows the server is still sending it. Only the ticket's SHA-256
+// is kept, so a dump of the table cannot start a download. An unused ticket's request is cleared
+// when it expires, and rows live a day at most (a sweep every minute).
 export async function up(db: Kysely<any>): Promise<void> {
   const isPostgres = db.getExecutor().adapter instanceof PostgresAdapter;
   const id = isPostgres ? 'uuid' : 'text';
@@ -23,6 +24,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('message', 'text')
     .addColumn('created_at', ts, (c) => c.notNull())
     .addColumn('expires_at', ts, (c) => c.notNull())
+    .addColumn('heartbeat_at', ts)
     .addColumn('finished_at', ts)
     .execute();
   await sql`CREATE INDEX export_downloads_created_at_idx ON export_downloads (created_at)`.execute(db);
