@@ -506,10 +506,17 @@ async function sendExport(
   if (track) {
     // The answer's end decides: every byte handed to the connection (done), or closed before
     // (the browser cancelled, the connection dropped, the database failed part way: failed).
+    // Told once, here: the two records would otherwise race each other to the database.
     const raw = reply.raw;
-    raw.once('finish', () => track(raw.statusCode === 200 ? { status: 'done', rows, message: null } : { status: 'failed', rows, message: EXPORT_FAILED_MESSAGE }));
+    let told = false;
+    const tell = (outcome: ExportOutcome) => {
+      if (told) return;
+      told = true;
+      track(outcome);
+    };
+    raw.once('finish', () => tell(raw.statusCode === 200 ? { status: 'done', rows, message: null } : { status: 'failed', rows, message: EXPORT_FAILED_MESSAGE }));
     raw.once('close', () => {
-      if (!raw.writableFinished) track({ status: 'failed', rows, message: 'The download stopped before the whole file was sent. Export again.' });
+      if (!raw.writableFinished) tell({ status: 'failed', rows, message: 'The download stopped before the whole file was sent. Export again.' });
     });
   }
 
