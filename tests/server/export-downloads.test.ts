@@ -22,9 +22,8 @@ import {
   type ExportDownloadStatus,
 } from '../../src/shared/admin/waitlist-api.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
-import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';
-import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
+import { waitlistEntry } from '../support/entries.js';
 import { signIn } from '../support/sign-in.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -81,10 +80,8 @@ async function settled(id: string, auth = token): Promise<ExportDownloadStatus> 
 }
 
 let seq = 0;
-function entry(createdAt: string, over: Partial<WaitlistEntry> = {}): WaitlistEntry {
-  seq++;
-  return { id: randomUUID(), email: `user${seq}@example.com`, created_at: createdAt, ip_address: '203.0.113.9', country: 'Germany', city: 'Berlin', region: 'Berlin', ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION, ...over };
-}
+const entry = (createdAt: string): WaitlistEntry =>
+  waitlistEntry({ email: `user${++seq}@example.com`, created_at: createdAt, ip_address: '203.0.113.9', country: 'Germany', city: 'Berlin', region: 'Berlin' });
 
 async function insert(rows: WaitlistEntry[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 1000) await t.app.database.db.insertInto('waitlist').values(rows.slice(i, i + 1000)).execute();

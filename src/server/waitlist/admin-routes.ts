@@ -165,6 +165,12 @@ async function checkBodySelection(request: FastifyRequest): Promise<void> {
   if (filter !== undefined) readFilter(filter);
 }
 
+/** An export's body (both export routes): none at all means "everything, in UTC", the same as `{}`. */
+async function checkExportBody(request: FastifyRequest): Promise<void> {
+  if (request.body === undefined || request.body === null) request.body = {};
+  await checkBodySelection(request);
+}
+
 /** The filter part of a query string: the page query's fields without paging. */
 const filterQuerySchema = z.omit(waitlistPageQuerySchema, { limit: true, cursor: true });
 
@@ -340,11 +346,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
     {
       bodyLimit: IDS_BODY_LIMIT,
       compress: BULK_DOWNLOAD_COMPRESSION,
-      // No body at all means "everything, in UTC", the same as `{}`.
-      preValidation: async (request) => {
-        if (request.body === undefined || request.body === null) request.body = {};
-        await checkBodySelection(request);
-      },
+      preValidation: checkExportBody,
       schema: { body: exportRequestSchema },
     },
     async (request, reply) => sendExport(app, request, reply, app.adminOf(request), request.body),
@@ -356,10 +358,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
     ADMIN_EXPORTS_PATH,
     {
       bodyLimit: IDS_BODY_LIMIT,
-      preValidation: async (request) => {
-        if (request.body === undefined || request.body === null) request.body = {};
-        await checkBodySelection(request);
-      },
+      preValidation: checkExportBody,
       schema: { body: exportRequestSchema, response: { 201: exportDownloadSchema } },
     },
     async (request, reply) => {

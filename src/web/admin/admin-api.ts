@@ -230,6 +230,7 @@ export async function downloadExport(body: ExportRequest, signal?: AbortSignal):
   let failures = 0;
   for (let wait = DOWNLOAD_POLL_FIRST_MS; ; wait = Math.min(DOWNLOAD_POLL_MAX_MS, wait * 1.5)) {
     await sleep(wait, signal);
+    signal?.throwIfAborted();
     let status: ExportDownloadStatus;
     try {
       status = await readJson(await request(`${ADMIN_EXPORTS_PATH}/${prepared.id}`, { signal }), exportDownloadStatusSchema);
@@ -247,13 +248,15 @@ export async function downloadExport(body: ExportRequest, signal?: AbortSignal):
   }
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason as Error);
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+/** Waits `ms`, or less if `signal` aborts (the caller checks which). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    function done() {
       clearTimeout(timer);
-      reject(signal.reason as Error);
-    }, { once: true });
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
   });
 }

@@ -2,7 +2,7 @@ import { useEffect, useEffectEvent, useState } from 'react';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ADMIN_EVENTS_HEARTBEAT_MS, ADMIN_EVENTS_PATH, waitlistEventSchemas, type WaitlistEvent } from '../../shared/admin/waitlist-api.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
-import { isAbort, isInsufficientAal, isUnauthorized, request } from './admin-api.js';
+import { isAbort, isInsufficientAal, isUnauthorized, request, sleep } from './admin-api.js';
 
 export type LiveStatus = 'connecting' | 'live' | 'reconnecting';
 
@@ -25,19 +25,6 @@ const FIRST_RETRY_MS = 1_000;
 /** A connection open this long counts as good: its end is not a failure. */
 const STABLE_MS = 10_000;
 const MAX_RETRY_MS = 30_000;
-
-/** Waits `ms`, or less if `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
-}
 
 /** The delay before attempt `n` (0-based) after a failure: exponential, capped, with jitter so many pages do not come back at once. */
 export function retryDelay(n: number, random: number = Math.random()): number {
