@@ -52,7 +52,6 @@ export const EXTERNAL_PACKAGES = [
   'better-sqlite3',
   '@node-rs/argon2',
   'pg',
-  'pg-copy-streams',
   'ioredis',
   'nodemailer',
   'qrcode',

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prng } from '../../scripts/bench/lib/admin-data.js';
 import { openDatabase, postgresPoolOf, type DatabaseHandle } from '../../src/server/db/database.js';
 import { copyExportQuery, iterateMatchingWaitlist, SPEC_EXPORT_COLUMNS } from '../../src/server/waitlist/admin-repository.js';
-import { copyWaitlistCsv, writeCsv } from '../../src/server/waitlist/export-copy.js';
+import { CopyCsvQuery, CopyOutMessages, copyWaitlistCsv, writeCsv } from '../../src/server/waitlist/export-copy.js';
+import { SpecCsvWriter } from '../../src/server/waitlist/export-bytes.js';
 import { sqliteWaitlistCsv } from '../../src/server/waitlist/export-sqlite.js';
 import { NONE_VALUE, type WaitlistFilter } from '../../src/shared/admin/waitlist-filter.js';
 import { waitlistCsvChunks } from '../../src/shared/waitlist/csv.js';
@@ -206,16 +207,90 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
     } finally {
       client.release();
     }
-    const whole = await collect(writeCsv([raw], { timeZone: 'UTC' }));
+    const whole = writeCsv([raw], { timeZone: 'UTC' });
     expect(whole.equals(await reference({ country: 'Canada' }, 'UTC'))).toBe(true);
     for (const size of [1, 2, 3, 7, 19, 20, 1000]) {
       const pieces: Buffer[] = [];
       for (let i = 0; i < raw.length; i += size) pieces.push(raw.subarray(i, i + size));
-      expect((await collect(writeCsv(pieces, { timeZone: 'UTC' }))).equals(whole), `split every ${size} bytes`).toBe(true);
+      expect(writeCsv(pieces, { timeZone: 'UTC' }).equals(whole), `split every ${size} bytes`).toBe(true);
     }
     // A stream cut short is an error, never a file that looks complete.
-    await expect(collect(writeCsv([raw.subarray(0, raw.length - 2)], { timeZone: 'UTC' }))).rejects.toThrow(/trailer/);
-    await expect(collect(writeCsv([Buffer.from('this is not a COPY in binary format')], { timeZone: 'UTC' }))).rejects.toThrow(/binary/);
+    expect(() => writeCsv([raw.subarray(0, raw.length - 2)], { timeZone: 'UTC' })).toThrow(/trailer/);
+    expect(() => writeCsv([Buffer.from('this is not a COPY in binary format')], { timeZone: 'UTC' })).toThrow(/binary/);
+  });
+
+  itWhen(dialect === 'postgres')('reads the COPY OUT messages however the socket splits them, and hands back what follows', async () => {
+    const client = await postgresPoolOf(handle.db)!.connect();
+    let raw: Buffer;
+    try {
+      raw = await collect(client.query(copyTo(`COPY (${copyExportQuery(handle.db, { country: 'Canada' })}) TO STDOUT (FORMAT binary)`)));
+    } finally {
+      client.release();
+    }
+    const message = (code: string, body: Buffer) => {
+      const header = Buffer.alloc(5);
+      header.write(code, 0, 'latin1');
+      header.writeInt32BE(body.length + 4, 1);
+      return Buffer.concat([header, body]);
+    };
+    // The COPY in CopyData messages of uneven sizes, a notice and a parameter change between them.
+    const messages: Buffer[] = [message('H', Buffer.from([1, 0, 6, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]))];
+    for (let at = 0, n = 0; at < raw.length; n++) {
+      const size = [1, 90, 3, 700, 19, 4096][n % 6]!;
+      messages.push(message('d', raw.subarray(at, at + size)));
+      if (n === 7) messages.push(message('N', Buffer.from('SNOTICE\0\0')));
+      if (n === 11) messages.push(message('S', Buffer.from('TimeZone\0UTC\0')));
+      at += size;
+    }
+    const after = Buffer.concat([message('C', Buffer.from('COPY 1\0')), message('Z', Buffer.from('I'))]);
+    const done = Buffer.concat([...messages, message('c', Buffer.alloc(0)), after]);
+    const failure = message('E', Buffer.from('SERROR\0Mboom\0\0'));
+    const failed = Buffer.concat([...messages.slice(0, 40), failure, message('Z', Buffer.from('I'))]);
+    for (const size of [1, 2, 4, 5, 6, 64, 65_536]) {
+      const data: Buffer[] = [];
+      const read = (stream: Buffer) => {
+        const messagesOf = new CopyOutMessages((buf, from, to) => data.push(Buffer.from(buf.subarray(from, to))));
+        const rest: Buffer[] = [];
+        for (let i = 0; i < stream.length; i += size) {
+          const piece = stream.subarray(i, i + size);
+          if (rest.length > 0) rest.push(piece);
+          else {
+            const back = messagesOf.write(piece);
+            if (back) rest.push(back);
+          }
+        }
+        return { rest: Buffer.concat(rest), failed: messagesOf.failed };
+      };
+      const ended = read(done);
+      expect(Buffer.concat(data).equals(raw), `split every ${size} bytes`).toBe(true);
+      expect(ended).toEqual({ rest: after, failed: false });
+      data.length = 0;
+      // An ErrorResponse goes back to pg whole, from its first byte.
+      expect(read(failed)).toEqual({ rest: Buffer.concat([failure, message('Z', Buffer.from('I'))]), failed: true });
+    }
+    expect(() => new CopyOutMessages(() => {}).write(message('D', Buffer.alloc(2)))).toThrow(/unexpected message/);
+  });
+
+  itWhen(dialect === 'postgres')('hands the connection back to pg after the COPY, or after an error part way', async () => {
+    const client = await postgresPoolOf(handle.db)!.connect();
+    try {
+      const whole = new CopyCsvQuery(`COPY (${copyExportQuery(handle.db, { country: 'Canada' })}) TO STDOUT (FORMAT binary)`, new SpecCsvWriter('UTC'));
+      client.query(whole as unknown as pg.Submittable);
+      const body = await collect(whole);
+      expect(Buffer.concat([Buffer.from(new SpecCsvWriter('UTC').header()), body]).equals(await reference({ country: 'Canada' }, 'UTC'))).toBe(true);
+      expect((await client.query<{ n: number }>('SELECT 1 AS n')).rows).toEqual([{ n: 1 }]);
+      // A row that fails after thousands were sent: the error, and the connection still usable.
+      const failing = new CopyCsvQuery(
+        `COPY (SELECT email, created_at, ip_address, city, region, CASE WHEN n > 5000 THEN (1 / (n - n))::text ELSE country END
+           FROM (SELECT *, row_number() OVER (ORDER BY created_at DESC, id DESC) AS n FROM waitlist) w ORDER BY n) TO STDOUT (FORMAT binary)`,
+        new SpecCsvWriter('UTC'),
+      );
+      client.query(failing as unknown as pg.Submittable);
+      await expect(collect(failing)).rejects.toThrow(/division by zero/);
+      expect((await client.query<{ n: number }>('SELECT 2 AS n')).rows).toEqual([{ n: 2 }]);
+    } finally {
+      client.release();
+    }
   });
 
   itWhen(dialect === 'postgres')('lets go of its connection when the reader stops early, or never starts', async () => {

@@ -11,7 +11,7 @@ import { createScratchPostgres, itWhen, TEST_REDIS_URL, type ScratchPostgres } f
  * those (runtime/optional-module.ts), and the password estimate's dictionaries never enter the
  * server's own thread (auth/guess-estimator.ts), even after an admin is created and signs in.
  */
-const OPTIONAL = ['pg', 'pg-copy-streams', 'ioredis', 'nodemailer', 'qrcode'];
+const OPTIONAL = ['pg', 'ioredis', 'nodemailer', 'qrcode'];
 const ESTIMATE = ['@zxcvbn-ts/core', '@zxcvbn-ts/language-common', '@zxcvbn-ts/language-en'];
 
 async function loadedPackages(env: Record<string, string>): Promise<{ packages: string[]; checkpointThread: boolean }> {
