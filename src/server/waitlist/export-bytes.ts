@@ -118,6 +118,8 @@ class DateCells {
   private minute = 0;
   private before: Buffer | null = null;
   private after: Buffer | null = null;
+  private beforeText = '';
+  private afterText = '';
 
   constructor(private readonly timeZone: string) {}
 
@@ -135,14 +137,21 @@ class DateCells {
 
   private load(index: number, ms: number): void {
     this.index = index;
-    this.before = this.after = null;
     const block = dateJoinedBlock(ms, this.timeZone);
-    if (!block) return;
+    if (!block) {
+      this.before = this.after = null;
+      return;
+    }
+    this.start = block.start;
+    this.minute = block.minute;
+    // Blocks of one local hour share their text around the minute: its bytes are made once.
+    if (this.before !== null && block.before === this.beforeText && block.after === this.afterText) return;
+    this.before = this.after = null;
     // csvField quotes the text (it has commas) and changes nothing else; checked, not assumed.
     const text = block.before + String(block.minute).padStart(2, '0') + block.after;
     if (csvField(text) !== `"${text}"`) return;
-    this.start = block.start;
-    this.minute = block.minute;
+    this.beforeText = block.before;
+    this.afterText = block.after;
     this.before = Buffer.from(`"${block.before}`);
     this.after = Buffer.from(`${block.after}"`);
   }
