@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decompress as zstdDecompress } from 'zstd-napi';
 import { loadZstdCompressor, sendBulkDownload, type ZstdCompressorFactory } from '../../src/server/http/bulk-download.js';
+import { lend } from '../../src/server/http/returned-buffers.js';
 import { BULK_DOWNLOAD_COMPRESSION, registerSecurity } from '../../src/server/http/security.js';
 
 /** A download of `lines` CSV-like lines, telling `state` how far it got and whether it was stopped. */
@@ -74,6 +75,49 @@ describe('bulk downloads', () => {
     expect(res.headers['content-encoding']).toBeUndefined();
     expect(res.headers['content-disposition']).toBeUndefined();
     expect(res.json()).toMatchObject({ statusCode: 500 });
+  });
+
+  it('gives lent chunks back once zstd has read them; writing into them again never changes the file', async () => {
+    const spare: Buffer[] = [];
+    let allocated = 0;
+    let returned = 0;
+    const expected: Buffer[] = [];
+    async function* lending(): AsyncGenerator<Buffer> {
+      for (let i = 0; i < 300; i++) {
+        const chunk = spare.pop() ?? (allocated++, Buffer.allocUnsafe(64 * 1024));
+        chunk.fill(`chunk ${i};`);
+        expected.push(Buffer.from(chunk));
+        yield lend(chunk, () => {
+          returned++;
+          spare.push(chunk);
+        });
+      }
+    }
+    const port = await serve(() => Readable.from(lending(), { objectMode: false }));
+    // A slow reader, so chunks wait in the streams' queues while more are made.
+    const body = await new Promise<Buffer>((resolve, reject) => {
+      http
+        .get({ port, host: '127.0.0.1', path: '/download', headers: { 'accept-encoding': 'zstd' } }, (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (part: Buffer) => {
+            parts.push(part);
+            res.pause();
+            setTimeout(() => res.resume(), 1);
+          });
+          res.on('end', () => resolve(Buffer.concat(parts)));
+          res.on('error', reject);
+        })
+        .on('error', reject);
+    });
+    expect(zstdDecompress(body).equals(Buffer.concat(expected))).toBe(true);
+    expect(returned).toBe(300);
+    expect(allocated).toBeLessThan(300);
+    // brotli (another consumer) does not give chunks back: the source then makes new ones.
+    returned = 0;
+    expected.length = 0;
+    const res = await app!.inject({ method: 'GET', url: '/download', headers: { 'accept-encoding': 'br' } });
+    expect(brotliDecompressSync(res.rawPayload).equals(Buffer.concat(expected))).toBe(true);
+    expect(returned).toBe(0);
   });
 
   it('sends zstd over HTTP, and a client that hangs up stops the source', async () => {

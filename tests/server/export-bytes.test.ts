@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prng } from '../../scripts/bench/lib/admin-data.js';
 import { openDatabase, postgresPoolOf, type DatabaseHandle } from '../../src/server/db/database.js';
 import { copyExportQuery, iterateMatchingWaitlist, SPEC_EXPORT_COLUMNS } from '../../src/server/waitlist/admin-repository.js';
-import { CopyCsvQuery, CopyOutMessages, copyWaitlistCsv, writeCsv } from '../../src/server/waitlist/export-copy.js';
+import { BinaryCopyRows, CopyCsvQuery, CopyOutMessages, copyWaitlistCsv, writeCsv } from '../../src/server/waitlist/export-copy.js';
 import { SpecCsvWriter } from '../../src/server/waitlist/export-bytes.js';
+import { giveBack } from '../../src/server/http/returned-buffers.js';
 import { sqliteWaitlistCsv } from '../../src/server/waitlist/export-sqlite.js';
 import { NONE_VALUE, type WaitlistFilter } from '../../src/shared/admin/waitlist-filter.js';
 import { waitlistCsvChunks } from '../../src/shared/waitlist/csv.js';
@@ -217,6 +218,38 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
     // A stream cut short is an error, never a file that looks complete.
     expect(() => writeCsv([raw.subarray(0, raw.length - 2)], { timeZone: 'UTC' })).toThrow(/trailer/);
     expect(() => writeCsv([Buffer.from('this is not a COPY in binary format')], { timeZone: 'UTC' })).toThrow(/binary/);
+  });
+
+  itWhen(dialect === 'postgres')('writes into the chunks given back after use, and the file stays the same', async () => {
+    const client = await postgresPoolOf(handle.db)!.connect();
+    let raw: Buffer;
+    try {
+      raw = await collect(client.query(copyTo(`COPY (${copyExportQuery(handle.db, {})}) TO STDOUT (FORMAT binary)`)));
+    } finally {
+      client.release();
+    }
+    const writer = new SpecCsvWriter('Europe/Berlin');
+    const rowsOf = new BinaryCopyRows(writer);
+    const parts = [writer.header()];
+    const memory = new Set<ArrayBufferLike>();
+    let chunks = 0;
+    const use = (taken: Buffer[]) => {
+      for (const chunk of taken) {
+        parts.push(Buffer.from(chunk));
+        memory.add(chunk.buffer);
+        chunks++;
+        giveBack(chunk);
+      }
+    };
+    for (let i = 0; i < raw.length; i += 4096) {
+      rowsOf.feed(raw, i, Math.min(raw.length, i + 4096));
+      use(writer.take());
+    }
+    use(writer.finish());
+    expect(Buffer.concat(parts).equals(await reference({}, 'Europe/Berlin'))).toBe(true);
+    expect(chunks).toBeGreaterThan(3);
+    // Two buffers take turns: one written while the other is out, given back before the next flush.
+    expect(memory.size).toBe(2);
   });
 
   itWhen(dialect === 'postgres')('reads the COPY OUT messages however the socket splits them, and hands back what follows', async () => {

@@ -1,8 +1,9 @@
-import { pipeline, type Readable, type Transform } from 'node:stream';
+import { pipeline, type Readable, type Transform, type TransformCallback } from 'node:stream';
 import negotiate from '@fastify/accept-negotiator';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type * as zstdNapi from 'zstd-napi';
 import { optionalModule } from '../runtime/optional-module.js';
+import { giveBack } from './returned-buffers.js';
 
 /**
  * Zstandard for a large generated download (an export of up to a million rows, ~90 MB of CSV), when
@@ -38,7 +39,16 @@ export type ZstdCompressorFactory = () => Transform;
 export function loadZstdCompressor(log: FastifyBaseLogger, load: () => typeof zstdNapi = loadZstdNapi): ZstdCompressorFactory | null {
   try {
     const { CompressStream } = load();
-    return () => new CompressStream({ compressionLevel: ZSTD_LEVEL, nbWorkers: ZSTD_WORKERS });
+    /** zstd copies a chunk's bytes before its transform calls back (streaming input is reusable once consumed): the chunk goes back to its lender. */
+    class ReturningCompressStream extends CompressStream {
+      override _transform(chunk: Buffer, encoding: BufferEncoding, done: TransformCallback): void {
+        super._transform(chunk, encoding, (err?: Error | null) => {
+          giveBack(chunk);
+          done(err);
+        });
+      }
+    }
+    return () => new ReturningCompressStream({ compressionLevel: ZSTD_LEVEL, nbWorkers: ZSTD_WORKERS });
   } catch (err) {
     log.warn({ err }, 'zstd is unavailable (the zstd-napi addon did not load); bulk downloads use brotli or gzip');
     return null;

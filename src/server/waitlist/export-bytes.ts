@@ -1,3 +1,4 @@
+import { lend } from '../http/returned-buffers.js';
 import { CSV_BOM, csvField } from '../../shared/csv.js';
 import { dateJoinedBlock, formatDateJoinedAt } from '../../shared/waitlist/display.js';
 import { waitlistCsvHeader, waitlistCsvRecord } from '../../shared/waitlist/csv.js';
@@ -23,6 +24,8 @@ import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 
 /** Output chunk size: large enough that the response stream sees few writes. */
 const CHUNK_BYTES = 256 * 1024;
+/** Chunks given back and kept for reuse (http/returned-buffers.ts); more are simply allocated. */
+const SPARE_CHUNKS = 4;
 /** Bytes of a row outside its cells: separators, the location's quotes and ", " joins, CRLF, "N/A", "Unknown". */
 const ROW_OVERHEAD = 32;
 /** Room a Date Joined cell may take (the en-US text is ~25 bytes; quotes and U+202F included). */
@@ -162,10 +165,12 @@ class DateCells {
  * order, `take()` for the chunks completed so far, `finish()` for the last one.
  */
 export class SpecCsvWriter {
-  private out = Buffer.allocUnsafe(CHUNK_BYTES);
+  private out: Buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   private used = 0;
   private rows = 0;
   private readonly ready: Buffer[] = [];
+  /** Chunks given back by the download's consumer, to write into again. */
+  private readonly spare: Buffer[] = [];
   private readonly dates: DateCells;
 
   constructor(
@@ -218,8 +223,15 @@ export class SpecCsvWriter {
   }
 
   private flush(): void {
-    this.ready.push(this.out.subarray(0, this.used));
-    this.out = Buffer.allocUnsafe(CHUNK_BYTES);
+    const whole = this.out;
+    this.ready.push(
+      whole.length === CHUNK_BYTES
+        ? lend(whole.subarray(0, this.used), () => {
+            if (this.spare.length < SPARE_CHUNKS) this.spare.push(whole);
+          })
+        : whole.subarray(0, this.used),
+    );
+    this.out = this.spare.pop() ?? Buffer.allocUnsafe(CHUNK_BYTES);
     this.used = 0;
     this.onRows?.(this.rows);
     this.rows = 0;
