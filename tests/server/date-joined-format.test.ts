@@ -36,10 +36,20 @@ describe('formatDateJoined', () => {
       const actual = formatDateJoined(iso, zone);
       if (actual !== expected && mismatches.length < 5) mismatches.push(`${iso}: ${actual} != ${expected}`);
     };
+    const days = ['1919-03-01', '1937-07-01', '1989-04-02', '1994-10-30', '2026-03-29', '2026-04-05', '2026-10-04', '2026-10-25', '2026-11-01'];
+    // Every minute (and its last millisecond) of the days around known changes, newest first as an
+    // export reads them (a new hour is met at its end), before anything else fills the cache.
+    for (const day of days) {
+      const start = Date.parse(`${day}T00:00:00Z`) - 86_400_000;
+      for (let t = start + 3 * 86_400_000 - 60_000; t >= start; t -= 60_000) {
+        check(t + 59_999);
+        check(t);
+      }
+    }
     // A century in uneven steps (every hour of the day and second of the minute comes up).
     for (let t = Date.parse('1915-01-01T00:00:00Z'); t < Date.parse('2030-01-01T00:00:00Z'); t += 86_400_000 + 3_659_013) check(t);
-    // Every minute (and a second before and after) of the days around known changes.
-    for (const day of ['1919-03-01', '1937-07-01', '1989-04-02', '1994-10-30', '2026-03-29', '2026-04-05', '2026-10-04', '2026-10-25', '2026-11-01']) {
+    // The same days oldest first, with the blocks cached.
+    for (const day of days) {
       const start = Date.parse(`${day}T00:00:00Z`) - 86_400_000;
       for (let t = start; t < start + 3 * 86_400_000; t += 60_000) {
         check(t);
