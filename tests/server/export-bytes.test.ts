@@ -9,7 +9,7 @@ import { SpecCsvWriter } from '../../src/server/waitlist/export-bytes.js';
 import { giveBack } from '../../src/server/http/returned-buffers.js';
 import { sqliteWaitlistCsv } from '../../src/server/waitlist/export-sqlite.js';
 import { NONE_VALUE, type WaitlistFilter } from '../../src/shared/admin/waitlist-filter.js';
-import { waitlistCsvChunks } from '../../src/shared/waitlist/csv.js';
+import { waitlistCsvChunks, waitlistCsvRecord } from '../../src/shared/waitlist/csv.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { itWhen, openTestDatabase, TEST_DIALECTS, withDatabase, type TestDatabase, type TestDialect } from '../support/databases.js';
 import { waitlistEntry } from '../support/entries.js';
@@ -151,6 +151,49 @@ async function collect(chunks: AsyncIterable<string | Buffer>): Promise<Buffer> 
 function bytesExport(dialect: TestDialect, handle: DatabaseHandle, options: { filter: WaitlistFilter; timeZone: string; onRows?: (n: number) => void }) {
   return dialect === 'postgres' ? copyWaitlistCsv(handle.db, options) : sqliteWaitlistCsv(handle.db, options);
 }
+
+describe('a row written from its bytes', () => {
+  /** The row's cells laid out as a database hands them over: each cell's bytes, apart, at odd offsets. */
+  function written(entry: WaitlistEntry, timeZone: string): string {
+    const values = [entry.email, null, entry.ip_address, entry.city, entry.region, entry.country];
+    const start = new Int32Array(6);
+    const end = new Int32Array(6);
+    const parts: Buffer[] = [Buffer.from('xyz')];
+    let at = 3;
+    values.forEach((value, i) => {
+      const bytes = Buffer.from(value ?? '');
+      start[i] = at + 1;
+      end[i] = value === null ? -1 : at + 1 + bytes.length;
+      parts.push(Buffer.from([0x1f]), bytes);
+      at += 1 + bytes.length;
+    });
+    const writer = new SpecCsvWriter(timeZone);
+    writer.row(Buffer.concat(parts), start, end, Date.parse(entry.created_at));
+    return Buffer.concat(writer.finish()).toString('utf8');
+  }
+
+  it('sees a control byte, a quote or a comma wherever it stands in a cell of any length', () => {
+    const mismatches: string[] = [];
+    const odd = ['\u0000', '\u0001', '\t', '\n', '\r', '\u001f', '"', ',', '\u007f', '\u00a0', 'é'];
+    for (let length = 1; length <= 19; length++) {
+      for (let position = 0; position < length; position++) {
+        for (const char of odd) {
+          const text = 'abcdefghijklmnopqrstuvwxyz'.slice(0, length).split('');
+          text[position] = char;
+          const value = text.join('');
+          for (const field of ['email', 'ip_address', 'city', 'country'] as const) {
+            const entry = waitlistEntry({ email: 'someone@example.com', created_at: '2026-11-25T21:30:15.123Z', ip_address: '203.0.113.9', city: 'Berlin', region: 'Land Berlin', country: 'Germany' });
+            entry[field] = value;
+            const expected = waitlistCsvRecord(entry, 'UTC');
+            const actual = written(entry, 'UTC');
+            if (actual !== expected && mismatches.length < 5) mismatches.push(`${field} ${JSON.stringify(value)}: ${JSON.stringify(actual)} != ${JSON.stringify(expected)}`);
+          }
+        }
+      }
+    }
+    expect(mismatches).toEqual([]);
+  });
+});
 
 describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
   let database: TestDatabase;
