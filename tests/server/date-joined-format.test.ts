@@ -20,6 +20,11 @@ const ZONES = [
   'Africa/Monrovia',
   'Europe/Amsterdam',
   'Asia/Kolkata',
+  // Local mean times with seconds that changed to whole offsets inside a quarter hour.
+  'Africa/Ndjamena',
+  'America/Anchorage',
+  'America/Glace_Bay',
+  'Pacific/Gambier',
 ];
 
 function exact(timeZone: string | undefined): Intl.DateTimeFormat {
@@ -36,7 +41,7 @@ describe('formatDateJoined', () => {
       const actual = formatDateJoined(iso, zone);
       if (actual !== expected && mismatches.length < 5) mismatches.push(`${iso}: ${actual} != ${expected}`);
     };
-    const days = ['1919-03-01', '1937-07-01', '1989-04-02', '1994-10-30', '2026-03-29', '2026-04-05', '2026-10-04', '2026-10-25', '2026-11-01'];
+    const days = ['1900-08-20', '1902-06-15', '1911-12-31', '1912-10-01', '1919-03-01', '1937-07-01', '1989-04-02', '1994-10-30', '2026-03-29', '2026-04-05', '2026-10-04', '2026-10-25', '2026-11-01'];
     // Every minute (and its last millisecond) of the days around known changes, newest first as an
     // export reads them (a new hour is met at its end), before anything else fills the cache.
     for (const day of days) {
@@ -46,8 +51,8 @@ describe('formatDateJoined', () => {
         check(t);
       }
     }
-    // A century in uneven steps (every hour of the day and second of the minute comes up).
-    for (let t = Date.parse('1915-01-01T00:00:00Z'); t < Date.parse('2030-01-01T00:00:00Z'); t += 86_400_000 + 3_659_013) check(t);
+    // A century and more in uneven steps (every hour of the day and second of the minute comes up).
+    for (let t = Date.parse('1895-01-01T00:00:00Z'); t < Date.parse('2030-01-01T00:00:00Z'); t += 86_400_000 + 3_659_013) check(t);
     // The same days oldest first, with the blocks cached.
     for (const day of days) {
       const start = Date.parse(`${day}T00:00:00Z`) - 86_400_000;

@@ -383,6 +383,11 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
     // Connections closed mid-COPY are not handed out again.
     const copied = await copyWaitlistCsv(handle.db, { filter: {}, timeZone: 'UTC' });
     expect((await collect(copied!)).length).toBeGreaterThan(0);
+    // An export that matches nothing ends its COPY cleanly and gives its connection back to the pool.
+    const pooled = pool.totalCount;
+    const empty = await collect((await copyWaitlistCsv(handle.db, { filter: { q: 'no-such-address-anywhere' }, timeZone: 'UTC' }))!);
+    expect(empty.toString('utf8')).toBe(`\ufeff${'Email,Date Joined,IP Address,Location'}\r\n`);
+    expect(pool.totalCount).toBe(pooled);
     // And SQLite's batches are not offered here.
     expect(await sqliteWaitlistCsv(handle.db, { filter: {}, timeZone: 'UTC' })).toBeNull();
   });

@@ -393,7 +393,11 @@ export async function copyWaitlistCsv(db: Kysely<Database>, options: CopyExportO
     let complete = false;
     try {
       yield writer.header();
-      if (first.done) return;
+      if (first.done) {
+        // Nothing matched: the COPY ended cleanly, and the connection goes back to the pool.
+        complete = true;
+        return;
+      }
       yield first.value;
       for (;;) {
         const next = await iterator.next();
@@ -405,14 +409,15 @@ export async function copyWaitlistCsv(db: Kysely<Database>, options: CopyExportO
       release(complete);
     }
   })();
-  // A generator closed before its first next() never runs its finally: this return() also lets go
-  // of the connection then (the response closed before the stream was read).
+  // Closed early (the response went away): the COPY stops and its connection is closed at once,
+  // before the generator finishes, which may be waiting for rows a sparse filter has yet to find. A
+  // generator closed before its first next() never runs its finally, so this lets go of the
+  // connection then too.
   const handle: AsyncIterableIterator<Buffer> = {
     next: () => csv.next(),
     return: async () => {
-      const result = await csv.return(undefined);
       release(false);
-      return result;
+      return csv.return(undefined);
     },
     [Symbol.asyncIterator]: () => handle,
   };

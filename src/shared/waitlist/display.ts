@@ -44,6 +44,16 @@ const blocks = new Map<string, Map<number, Block>>();
 const MAX_CACHED_BLOCKS = 200_000;
 const MINUTES = Array.from({ length: 60 }, (_, m) => String(m).padStart(2, '0'));
 
+const secondFormatters = new Map<string, Intl.DateTimeFormat>();
+
+/** The local wall clock's second at `time` (non-zero at a whole UTC minute only where the offset has seconds, as local mean times did). */
+function localSecond(time: number, timeZone: string | undefined): number {
+  const key = timeZone ?? '';
+  let formatter = secondFormatters.get(key);
+  if (!formatter) secondFormatters.set(key, (formatter = new Intl.DateTimeFormat('en-US', { second: 'numeric', ...(timeZone ? { timeZone } : {}) })));
+  return Number(formatter.formatToParts(new Date(time)).find((p) => p.type === 'second')?.value ?? NaN);
+}
+
 /** The digits of iso[from, to) as a number; NaN when one is not a digit. */
 function digits(iso: string, from: number, to: number): number {
   let value = 0;
@@ -120,34 +130,11 @@ function blockAt(time: number, timeZone: string | undefined): Block {
   let cached = zone.get(index);
   if (!cached) {
     if (zone.size >= MAX_CACHED_BLOCKS) zone.clear();
-    cached = fromNeighbour(zone, index, timeZone) ?? undefined;
-    if (!cached) {
-      cached = computeBlock(index, timeZone);
-      if (cached.minute !== -1) fillHour(zone, cached, timeZone);
-    }
+    cached = fromNeighbour(zone, index, timeZone) ?? computeBlock(index, timeZone);
     zone.set(index, cached);
   }
   last = { zone: key, cached };
   return cached;
-}
-
-/**
- * The other blocks of a computed block's local hour, for one more format() call: when the hour's
- * far end (its first millisecond, or its last, whichever the block is not at) reads as predicted,
- * the offset is the same at both ends of the hour, so (an offset changes at most once in an hour,
- * and then it stays changed) every block of the hour has the block's text around the minute. An
- * export reads newest first, so a new hour starts with its last block: three calls for its four
- * blocks instead of five.
- */
-function fillHour(zone: Map<number, Block>, block: Block, timeZone: string | undefined): void {
-  const first = block.index - block.minute / 15;
-  const format = formatterFor(timeZone);
-  if (block.index !== first && format.format(new Date(first * BLOCK_MS)) !== block.before + MINUTES[0] + block.after) return;
-  if (block.index !== first + 3 && format.format(new Date((first + 4) * BLOCK_MS - 1)) !== block.before + MINUTES[59] + block.after) return;
-  for (let i = 0; i < 4; i++) {
-    const index = first + i;
-    if (index !== block.index && !zone.has(index)) zone.set(index, { index, before: block.before, minute: i * 15, after: block.after });
-  }
 }
 
 /**
@@ -173,24 +160,26 @@ function fromNeighbour(zone: Map<number, Block>, index: number, timeZone: string
   return null;
 }
 
-/**
- * A block worked out from Intl alone, with two format() calls: the text at its first millisecond
- * (the minute is the two digits after its only colon, "06:04 AM") and at its last. The block can
- * be filled in only if it starts on a local quarter hour and its last millisecond reads as that
- * minute plus 14: the offset did not change inside it (St. John's, Newfoundland, changed at 00:01
- * local time for years) and has no seconds (local mean times did: with s seconds the last
- * millisecond already reads a minute later).
- */
+/** A block worked out from Intl alone. */
 function computeBlock(index: number, timeZone: string | undefined): Block {
   const start = index * BLOCK_MS;
+  const parts = formatterFor(timeZone).formatToParts(new Date(start));
+  const at = parts.findIndex((p) => p.type === 'minute');
+  const minute = at === -1 ? NaN : Number(parts[at]!.value);
+  // The block must start exactly on a local quarter hour (whole-minute offset, no seconds).
+  const onQuarter = Number.isInteger(minute) && minute % 15 === 0 && localSecond(start, timeZone) === 0;
+  // The text itself comes from format(), which may space differently from formatToParts (Node
+  // writes a plain space before AM/PM there and U+202F here); the parts only say where the minute is.
   const text = formatterFor(timeZone).format(new Date(start));
-  const colon = text.lastIndexOf(':');
-  const minute = colon === -1 ? NaN : digits(text, colon + 1, colon + 3);
-  if (!(minute % 15 === 0)) return { index, before: '', minute: -1, after: '' };
-  const before = text.slice(0, colon + 1);
-  const after = text.slice(colon + 3);
-  const last = formatterFor(timeZone).format(new Date(start + BLOCK_MS - 1));
-  return last === before + MINUTES[minute + 14] + after ? { index, before, minute, after } : { index, before: '', minute: -1, after: '' };
+  const offset = parts.slice(0, at).reduce((n, p) => n + p.value.length, 0);
+  const before = text.slice(0, offset);
+  const after = text.slice(offset + 2);
+  // The block's last minute must read as its first one plus 14: no offset change inside it
+  // (St. John's, Newfoundland, changed at 00:01 local time for years).
+  const lastMinute = onQuarter ? formatterFor(timeZone).format(new Date(start + BLOCK_MS - 60_000)) : '';
+  return onQuarter && text.slice(offset, offset + 2) === MINUTES[minute] && lastMinute === before + MINUTES[minute + 14] + after
+    ? { index, before, minute, after }
+    : { index, before: '', minute: -1, after: '' };
 }
 
 /** True when the runtime knows the IANA time zone name (used to validate client-supplied zones). */
