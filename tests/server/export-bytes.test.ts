@@ -212,6 +212,16 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
     await database?.close();
   });
 
+  /** The binary COPY of what `filter` matches, as pg-copy-streams (an independent reader) hands it over. */
+  async function rawCopy(filter: WaitlistFilter): Promise<Buffer> {
+    const client = await postgresPoolOf(handle.db)!.connect();
+    try {
+      return await collect(client.query(copyTo(`COPY (${copyExportQuery(handle.db, filter)}) TO STDOUT (FORMAT binary)`)));
+    } finally {
+      client.release();
+    }
+  }
+
   /** The file the string writer makes from the entries the repository reads. */
   const reference = (filter: WaitlistFilter, timeZone: string) =>
     collect(waitlistCsvChunks(iterateMatchingWaitlist(handle.db, filter, [], 5000, SPEC_EXPORT_COLUMNS), timeZone));
@@ -244,13 +254,7 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
   });
 
   itWhen(dialect === 'postgres')('reads the COPY however its bytes are split', async () => {
-    const client = await postgresPoolOf(handle.db)!.connect();
-    let raw: Buffer;
-    try {
-      raw = await collect(client.query(copyTo(`COPY (${copyExportQuery(handle.db, { country: 'Canada' })}) TO STDOUT (FORMAT binary)`)));
-    } finally {
-      client.release();
-    }
+    const raw = await rawCopy({ country: 'Canada' });
     const whole = writeCsv([raw], { timeZone: 'UTC' });
     expect(whole.equals(await reference({ country: 'Canada' }, 'UTC'))).toBe(true);
     for (const size of [1, 2, 3, 7, 19, 20, 1000]) {
@@ -264,13 +268,7 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
   });
 
   itWhen(dialect === 'postgres')('writes into the chunks given back after use, and the file stays the same', async () => {
-    const client = await postgresPoolOf(handle.db)!.connect();
-    let raw: Buffer;
-    try {
-      raw = await collect(client.query(copyTo(`COPY (${copyExportQuery(handle.db, {})}) TO STDOUT (FORMAT binary)`)));
-    } finally {
-      client.release();
-    }
+    const raw = await rawCopy({});
     const writer = new SpecCsvWriter('Europe/Berlin');
     const rowsOf = new BinaryCopyRows(writer);
     const parts = [writer.header()];
@@ -296,13 +294,7 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
   });
 
   itWhen(dialect === 'postgres')('reads the COPY OUT messages however the socket splits them, and hands back what follows', async () => {
-    const client = await postgresPoolOf(handle.db)!.connect();
-    let raw: Buffer;
-    try {
-      raw = await collect(client.query(copyTo(`COPY (${copyExportQuery(handle.db, { country: 'Canada' })}) TO STDOUT (FORMAT binary)`)));
-    } finally {
-      client.release();
-    }
+    const raw = await rawCopy({ country: 'Canada' });
     const message = (code: string, body: Buffer) => {
       const header = Buffer.alloc(5);
       header.write(code, 0, 'latin1');

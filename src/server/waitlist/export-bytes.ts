@@ -130,27 +130,21 @@ function writeCell(target: Buffer, at: number, src: Buffer, from: number, to: nu
   return at;
 }
 
-/** A DataView of the buffer read last (a socket read holds hundreds of rows), made once per buffer. */
-let viewed: Buffer | null = null;
-let view: DataView = new DataView(new ArrayBuffer(0));
-function viewOf(buf: Buffer): DataView {
-  if (buf !== viewed) {
-    viewed = buf;
-    view = new DataView(buf.buffer, buf.byteOffset, buf.length);
-  }
-  return view;
+/** A DataView of the buffer it was asked for last, made once per buffer (a socket read holds hundreds of rows, a chunk thousands). */
+function lastView(): (buf: Buffer) => DataView {
+  let viewed: Buffer | null = null;
+  let view: DataView = new DataView(new ArrayBuffer(0));
+  return (buf) => {
+    if (buf !== viewed) {
+      viewed = buf;
+      view = new DataView(buf.buffer, buf.byteOffset, buf.length);
+    }
+    return view;
+  };
 }
-
-/** The same for the buffer written last. */
-let sunk: Buffer | null = null;
-let sink: DataView = new DataView(new ArrayBuffer(0));
-function sinkOf(buf: Buffer): DataView {
-  if (buf !== sunk) {
-    sunk = buf;
-    sink = new DataView(buf.buffer, buf.byteOffset, buf.length);
-  }
-  return sink;
-}
+/** The views of the buffer read and of the buffer written. */
+const viewOf = lastView();
+const sinkOf = lastView();
 
 /**
  * Date Joined as bytes for the rows of one 15-minute block of UTC time: the shared formatter's text
