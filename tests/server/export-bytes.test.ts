@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +8,7 @@ import { copyExportQuery, iterateMatchingWaitlist, SPEC_EXPORT_COLUMNS } from '.
 import { BinaryCopyRows, CopyCsvQuery, CopyOutMessages, copyWaitlistCsv, writeCsv } from '../../src/server/waitlist/export-copy.js';
 import { SpecCsvWriter } from '../../src/server/waitlist/export-bytes.js';
 import { giveBack } from '../../src/server/http/returned-buffers.js';
+import { ReusedBufferSocket } from '../../src/server/db/pg-socket.js';
 import { sqliteWaitlistCsv } from '../../src/server/waitlist/export-sqlite.js';
 import { NONE_VALUE, type WaitlistFilter } from '../../src/shared/admin/waitlist-filter.js';
 import { waitlistCsvChunks, waitlistCsvRecord } from '../../src/shared/waitlist/csv.js';
@@ -339,27 +341,61 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
     expect(() => new CopyOutMessages(() => {}).write(message('D', Buffer.alloc(2)))).toThrow(/unexpected message/);
   });
 
-  itWhen(dialect === 'postgres')('hands the connection back to pg after the COPY, or after an error part way', async () => {
-    const client = await postgresPoolOf(handle.db)!.connect();
-    try {
-      const whole = new CopyCsvQuery(`COPY (${copyExportQuery(handle.db, { country: 'Canada' })}) TO STDOUT (FORMAT binary)`, new SpecCsvWriter('UTC'));
-      client.query(whole as unknown as pg.Submittable);
-      const body = await collect(whole);
-      expect(Buffer.concat([Buffer.from(new SpecCsvWriter('UTC').header()), body]).equals(await reference({ country: 'Canada' }, 'UTC'))).toBe(true);
-      expect((await client.query<{ n: number }>('SELECT 1 AS n')).rows).toEqual([{ n: 1 }]);
-      // A row that fails after thousands were sent: the error, and the connection still usable.
-      const failing = new CopyCsvQuery(
-        `COPY (SELECT email, created_at, ip_address, city, region, CASE WHEN n > 5000 THEN (1 / (n - n))::text ELSE country END
-           FROM (SELECT *, row_number() OVER (ORDER BY created_at DESC, id DESC) AS n FROM waitlist) w ORDER BY n) TO STDOUT (FORMAT binary)`,
-        new SpecCsvWriter('UTC'),
-      );
-      client.query(failing as unknown as pg.Submittable);
-      await expect(collect(failing)).rejects.toThrow(/division by zero/);
-      expect((await client.query<{ n: number }>('SELECT 2 AS n')).rows).toEqual([{ n: 2 }]);
-    } finally {
-      client.release();
+  /** A connection of the pool (its socket read in place), or one of pg's own (its socket read as a stream, as under TLS). */
+  async function copyClient(socket: 'pooled' | 'plain'): Promise<{ client: pg.ClientBase; done: () => Promise<void> }> {
+    if (socket === 'pooled') {
+      const client = await postgresPoolOf(handle.db)!.connect();
+      expect((client as unknown as { connection: { stream: unknown } }).connection.stream).toBeInstanceOf(ReusedBufferSocket);
+      return { client, done: async () => client.release() };
     }
-  });
+    const client = new pg.Client({ connectionString: database.url! });
+    await client.connect();
+    expect((client as unknown as { connection: { stream: unknown } }).connection.stream).not.toBeInstanceOf(ReusedBufferSocket);
+    return { client, done: () => client.end() };
+  }
+
+  for (const socket of ['pooled', 'plain'] as const) {
+    itWhen(dialect === 'postgres')(`hands the connection back to pg after the COPY, or after an error part way (${socket} socket)`, async () => {
+      const { client, done } = await copyClient(socket);
+      try {
+        const whole = new CopyCsvQuery(`COPY (${copyExportQuery(handle.db, { country: 'Canada' })}) TO STDOUT (FORMAT binary)`, new SpecCsvWriter('UTC'));
+        client.query(whole as unknown as pg.Submittable);
+        const body = await collect(whole);
+        expect(Buffer.concat([Buffer.from(new SpecCsvWriter('UTC').header()), body]).equals(await reference({ country: 'Canada' }, 'UTC'))).toBe(true);
+        expect((await client.query<{ n: number }>('SELECT 1 AS n')).rows).toEqual([{ n: 1 }]);
+        // A row that fails after thousands were sent: the error, and the connection still usable.
+        const failing = new CopyCsvQuery(
+          `COPY (SELECT email, created_at, ip_address, city, region, CASE WHEN n > 5000 THEN (1 / (n - n))::text ELSE country END
+             FROM (SELECT *, row_number() OVER (ORDER BY created_at DESC, id DESC) AS n FROM waitlist) w ORDER BY n) TO STDOUT (FORMAT binary)`,
+          new SpecCsvWriter('UTC'),
+        );
+        client.query(failing as unknown as pg.Submittable);
+        await expect(collect(failing)).rejects.toThrow(/division by zero/);
+        expect((await client.query<{ n: number }>('SELECT 2 AS n')).rows).toEqual([{ n: 2 }]);
+      } finally {
+        await done();
+      }
+    });
+
+    itWhen(dialect === 'postgres')(`writes the same file for a reader that takes its time (${socket} socket)`, async () => {
+      const { client, done } = await copyClient(socket);
+      try {
+        const query = new CopyCsvQuery(`COPY (${copyExportQuery(handle.db, {})}) TO STDOUT (FORMAT binary)`, new SpecCsvWriter('Europe/Berlin'));
+        client.query(query as unknown as pg.Submittable);
+        // The CSV comes in chunks of 256 KB; each fills the stream, and reading the socket waits for the next read.
+        const parts: Buffer[] = [Buffer.from(new SpecCsvWriter('Europe/Berlin').header())];
+        for await (const chunk of query as AsyncIterable<Buffer>) {
+          parts.push(Buffer.from(chunk));
+          await sleep(20);
+        }
+        expect(parts.length).toBeGreaterThan(3);
+        expect(Buffer.concat(parts).equals(await reference({}, 'Europe/Berlin'))).toBe(true);
+        expect((await client.query<{ n: number }>('SELECT 3 AS n')).rows).toEqual([{ n: 3 }]);
+      } finally {
+        await done();
+      }
+    });
+  }
 
   itWhen(dialect === 'postgres')('lets go of its connection when the reader stops early, or never starts', async () => {
     const pool = postgresPoolOf(handle.db)!;

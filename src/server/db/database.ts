@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import { optionalModule } from '../runtime/optional-module.js';
+import { postgresSocket } from './pg-socket.js';
 import { startSqliteCheckpointer, type CheckpointLog, type SqliteCheckpointer } from './sqlite-checkpointer.js';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
@@ -147,7 +148,12 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
       },
     };
   }
-  const pool = new (loadPg().Pool)({ connectionString: config.connectionString, max: 10 });
+  const pool = new (loadPg().Pool)({
+    connectionString: config.connectionString,
+    max: 10,
+    // pg calls this with the connection's settings (its types leave the argument out).
+    stream: postgresSocket as unknown as () => ReturnType<typeof postgresSocket>,
+  });
   // Without a listener, an idle connection that the server drops would crash the process.
   pool.on('error', (err) => options.onIdleError?.(err));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

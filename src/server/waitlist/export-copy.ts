@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { postgresPoolOf } from '../db/database.js';
+import { ReusedBufferSocket } from '../db/pg-socket.js';
 import type { Database } from '../db/schema.js';
 import { copyExportQuery } from './admin-repository.js';
 import { CELL, CELLS, SpecCsvWriter } from './export-bytes.js';
@@ -243,9 +244,15 @@ interface PgConnection {
  * OUT and reads its messages itself, as a Readable of CSV chunks with backpressure (the socket is
  * read only while the reader wants more). At CopyDone or an error it hands the socket back to pg,
  * with the bytes it has not read, for pg to finish the query as usual.
+ *
+ * The pool's sockets (db/pg-socket.ts) give their reads to the query where they lie, in the one
+ * buffer each socket reuses. A socket under TLS (or any other) is read as a stream instead: pg's
+ * listener taken off, the socket paused and read with `read()`.
  */
 export class CopyCsvQuery extends Readable {
   private connection: PgConnection | null = null;
+  /** The socket whose reads come here directly, while they do. */
+  private direct: ReusedBufferSocket | null = null;
   private pgDataHandler: ((chunk: Buffer) => void) | null = null;
   private wanted = false;
   private forwarding = false;
@@ -265,6 +272,12 @@ export class CopyCsvQuery extends Readable {
   /** Called by pg when the query's turn comes. */
   submit(connection: PgConnection): void {
     this.connection = connection;
+    if (connection.stream instanceof ReusedBufferSocket) {
+      this.direct = connection.stream;
+      this.direct.takeReads((bytes) => this.consume(bytes));
+      connection.query(this.text);
+      return;
+    }
     const listeners = connection.stream.listeners('data');
     if (listeners.length !== 1) throw new Error('the connection is not as pg leaves it (one data listener)');
     this.pgDataHandler = listeners[0] as (chunk: Buffer) => void;
@@ -284,6 +297,11 @@ export class CopyCsvQuery extends Readable {
   handleReadyForQuery(): void {}
 
   override _read(): void {
+    if (this.direct !== null) {
+      // Reading paused when the last read's CSV filled this stream; the reader wants more.
+      this.direct.resume();
+      return;
+    }
     this.wanted = true;
     this.forward();
   }
@@ -300,6 +318,8 @@ export class CopyCsvQuery extends Readable {
 
   /** One chunk of the socket: false when the reader wants no more for now (or the COPY is over). */
   private consume(chunk: Buffer): boolean {
+    // Stopped (the download went away): the connection is being closed; nothing more is read.
+    if (this.destroyed) return false;
     let rest: Buffer | null;
     try {
       rest = this.messages.write(chunk);
@@ -326,6 +346,12 @@ export class CopyCsvQuery extends Readable {
   }
 
   private detach(rest: Buffer): void {
+    if (this.direct !== null) {
+      const socket = this.direct;
+      this.direct = null;
+      socket.releaseReads(rest);
+      return;
+    }
     const stream = this.connection!.stream;
     const handler = this.pgDataHandler!;
     this.pgDataHandler = null;
