@@ -36,11 +36,18 @@ test.describe('insight panel with the real admin API', () => {
     for (const data of signups) expect((await request.post('/api/waitlist', { data })).status()).toBe(201);
     const today = utcDayLabel(Date.now());
 
+    // The panel's first request goes out as the table's first page arrives, and is the only one.
+    const asked: URL[] = [];
+    page.on('request', (sent) => {
+      const url = new URL(sent.url());
+      if (url.pathname === ADMIN_INSIGHTS_PATH) asked.push(url);
+    });
     await page.goto(`/admin?campaign=${encodeURIComponent(campaign)}`);
     const insights = panel(page);
     await expect(insights.getByRole('heading', { level: 2, name: 'Insights' })).toBeVisible();
     await expect(insights.getByRole('heading', { name: 'Signups per day (UTC)' })).toBeVisible();
     await expect(insights.getByText(/^3 of [\d,]+ signups match this view$/)).toBeVisible();
+    expect(asked.map((url) => url.searchParams.get('campaign'))).toEqual([campaign]);
 
     // The chart is an image named by its summary; its numbers are in a real table.
     await expect(insights.getByRole('img', { name: /^Signups per day, .+: 3 in total/ })).toBeVisible();

@@ -29,6 +29,7 @@ import {
 } from './admin-api.js';
 import { adminToasts, countLine, exportTexts, filterTexts, inviteTexts, liveTexts, loadTexts, mailTexts, matchLine, type InviteCounts } from './copy.js';
 import { DeleteDialog } from './DeleteDialog.js';
+import { prefetchInsights } from './insights-prefetch.js';
 import { expectInvite, type InviteExpectation } from './entry-status.js';
 import { FilterBar } from './FilterBar.js';
 import { InviteDialog } from './InviteDialog.js';
@@ -135,6 +136,13 @@ function AdminDashboard({ email }: { email: string }) {
    */
   const [tableStarted, setTableStarted] = useState(false);
   const onFirstPageSettled = useCallback(() => setTableStarted(true), []);
+  /** The panel's first request goes out as the first page arrives, not once the table has rendered. */
+  const panelRequested = useRef(false);
+  const onFirstPage = useCallback((first: WaitlistFilter) => {
+    if (panelRequested.current) return;
+    panelRequested.current = true;
+    prefetchInsights(first);
+  }, []);
 
   async function handleSignOut() {
     setSigningOut(true);
@@ -187,6 +195,7 @@ function AdminDashboard({ email }: { email: string }) {
               onMailChanged={mail.refresh}
               onLiveUpdate={onLiveUpdate}
               onFirstPageSettled={onFirstPageSettled}
+              onFirstPage={onFirstPage}
             />
             {tableStarted && (
               <Suspense fallback={null}>
@@ -215,13 +224,15 @@ interface WaitlistPanelProps {
   onLiveUpdate: () => void;
   /** The table's first page has loaded or failed (called again on later phase changes: it must be idempotent). */
   onFirstPageSettled: () => void;
+  /** A view's first page has arrived, before it is rendered. */
+  onFirstPage: (filter: WaitlistFilter) => void;
 }
 
 
 /** Recounts after changes elsewhere wait this long, so a burst of them costs one request. */
 const RECOUNT_DELAY_MS = 1000;
 
-function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onMailChanged, onLiveUpdate, onFirstPageSettled }: WaitlistPanelProps) {
+function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onMailChanged, onLiveUpdate, onFirstPageSettled, onFirstPage }: WaitlistPanelProps) {
   const { selection, version } = useSelection();
   const [dialogOpen, setDialogOpen] = useState(false);
   const [deleting, setDeleting] = useState(false);
@@ -245,7 +256,7 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
     },
     [onAccessError],
   );
-  const waitlist = useWaitlist(filter, onLoadError);
+  const waitlist = useWaitlist(filter, onLoadError, onFirstPage);
   const { entries, total, matching, phase, hasMore, loaded, stale, loadMore, retry, removeEntries, markInvited, invitedAt, invitedVersion, reload } = waitlist;
   useEffect(() => {
     if (phase !== 'loading') onFirstPageSettled();

@@ -1,9 +1,10 @@
 import { useCallback, useEffect, useEffectEvent, useRef, useState } from 'react';
 import type { WaitlistInsights } from '../../shared/admin/waitlist-api.js';
-import { filterToSearchParams, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
+import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { isAbort } from './admin-api.js';
 import { InsightRefresh } from './insight-refresh.js';
 import { fetchWaitlistInsights } from './admin-api.js';
+import { insightsKey, insightsView, takePrefetchedInsights } from './insights-prefetch.js';
 
 export interface InsightsState {
   /** The last numbers loaded (kept while newer ones load, and after a refresh fails). */
@@ -30,7 +31,7 @@ export interface UseInsights extends InsightsState {
 export function useInsights(filter: WaitlistFilter, liveVersion: number, onError: (error: unknown) => void): UseInsights {
   // The canonical query (FILTER_KEYS only, fixed order): equal filters give equal keys, and the
   // key alone is enough to make the request again.
-  const key = filterToSearchParams(filter).toString();
+  const key = insightsKey(filter);
   const [state, setState] = useState<InsightsState>({ data: null, dataKey: null, loading: true, failed: false });
   const reportError = useEffectEvent(onError);
   const refresh = useRef<InsightRefresh | null>(null);
@@ -38,8 +39,8 @@ export function useInsights(filter: WaitlistFilter, liveVersion: number, onError
   const load = useEffectEvent(async (viewKey: string, signal: AbortSignal) => {
     setState((previous) => (previous.loading && !previous.failed ? previous : { ...previous, loading: true, failed: false }));
     try {
-      const view = Object.fromEntries(new URLSearchParams(viewKey)) as WaitlistFilter;
-      const data = await fetchWaitlistInsights(view, signal);
+      // The first load may have been started already, as the table's first page arrived.
+      const data = await (takePrefetchedInsights(viewKey, signal) ?? fetchWaitlistInsights(insightsView(viewKey), signal));
       if (signal.aborted) return;
       setState({ data, dataKey: viewKey, loading: false, failed: false });
     } catch (error) {

@@ -103,7 +103,12 @@ function laterOf(a: string, b: string): string {
  * ones on demand (`loadMore`, called by the table when the admin nears the end of the loaded rows).
  * A new filter starts a new view; the previous view's rows stay on screen until its first page is in.
  */
-export function useWaitlist(filter: WaitlistFilter, onError: (error: unknown, quiet: boolean) => void): UseWaitlist {
+export function useWaitlist(
+  filter: WaitlistFilter,
+  onError: (error: unknown, quiet: boolean) => void,
+  /** A view's first page has arrived, before it is rendered. */
+  onFirstPage?: (filter: WaitlistFilter) => void,
+): UseWaitlist {
   const [state, setState] = useState<Omit<WaitlistState, 'loaded' | 'stale'> & { viewId: string }>({
     entries: [],
     total: 0,
@@ -126,6 +131,10 @@ export function useWaitlist(filter: WaitlistFilter, onError: (error: unknown, qu
     onErrorRef.current = onError;
   });
   const reportError = useCallback((error: unknown, quiet: boolean) => onErrorRef.current(error, quiet), []);
+  const onFirstPageRef = useRef(onFirstPage);
+  useEffect(() => {
+    onFirstPageRef.current = onFirstPage;
+  });
   const [reloads, setReloads] = useState(0);
   const key = filterKey(filter);
   /** The view the page wants: its filter, and how many times it was reloaded. */
@@ -194,6 +203,7 @@ export function useWaitlist(filter: WaitlistFilter, onError: (error: unknown, qu
     fetchWaitlistPage({ limit: FIRST_PAGE_SIZE, filter }, controller.signal)
       .then((page) => {
         if (controller.signal.aborted) return;
+        onFirstPageRef.current?.(filter);
         const asOf = Date.parse(page.asOf);
         view.cursor = page.nextCursor;
         view.rowsAsOfMs = asOf;
