@@ -29,7 +29,7 @@ import {
 } from './admin-api.js';
 import { adminToasts, countLine, exportTexts, filterTexts, inviteTexts, liveTexts, loadTexts, mailTexts, matchLine, type InviteCounts } from './copy.js';
 import { DeleteDialog } from './DeleteDialog.js';
-import { prefetchInsights } from './insights-prefetch.js';
+import { dropPrefetchedInsights, prefetchInsights } from './insights-prefetch.js';
 import { expectInvite, type InviteExpectation } from './entry-status.js';
 import { FilterBar } from './FilterBar.js';
 import { InviteDialog } from './InviteDialog.js';
@@ -135,14 +135,21 @@ function AdminDashboard({ email }: { email: string }) {
    * and on a busy PostgreSQL they would otherwise hold the first rows back by their own time.
    */
   const [tableStarted, setTableStarted] = useState(false);
-  const onFirstPageSettled = useCallback(() => setTableStarted(true), []);
-  /** The panel's first request goes out as the first page arrives, not once the table has rendered. */
+  /**
+   * The panel's first request goes out as the first page arrives, not once the table has rendered.
+   * Once the panel is shown (the first page in, or failed) it makes its own requests.
+   */
   const panelRequested = useRef(false);
+  const onFirstPageSettled = useCallback(() => {
+    panelRequested.current = true;
+    setTableStarted(true);
+  }, []);
   const onFirstPage = useCallback((first: WaitlistFilter) => {
     if (panelRequested.current) return;
     panelRequested.current = true;
     prefetchInsights(first);
   }, []);
+  useEffect(() => dropPrefetchedInsights, []);
 
   async function handleSignOut() {
     setSigningOut(true);

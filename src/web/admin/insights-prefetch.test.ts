@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { WaitlistInsights } from '../../shared/admin/waitlist-api.js';
 import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
-import { insightsKey, prefetchInsights, takePrefetchedInsights } from './insights-prefetch.js';
+import { dropPrefetchedInsights, insightsKey, prefetchInsights, takePrefetchedInsights } from './insights-prefetch.js';
 
 /** A stand-in for the insights request: records what was asked and answers when told. */
 function requests() {
@@ -16,6 +16,11 @@ function requests() {
 const numbers = { total: 3 } as unknown as WaitlistInsights;
 
 describe('the insight panel’s first request, started early', () => {
+  afterEach(() => {
+    dropPrefetchedInsights();
+    vi.useRealTimers();
+  });
+
   it('is taken up once by the panel for the same view', async () => {
     const { asked, fetcher } = requests();
     prefetchInsights({ campaign: 'spring', country: 'Canada' }, fetcher);
@@ -50,5 +55,19 @@ describe('the insight panel’s first request, started early', () => {
     expect(asked[1]!.signal.aborted).toBe(true);
     expect(asked[2]!.signal.aborted).toBe(false);
     expect(takePrefetchedInsights(insightsKey({ q: 'b' }), new AbortController().signal)).not.toBeNull();
+  });
+
+  it('is dropped when the page is left, or when the panel comes seconds later', () => {
+    const { asked, fetcher } = requests();
+    prefetchInsights({ country: 'Canada' }, fetcher);
+    dropPrefetchedInsights();
+    expect(asked[0]!.signal.aborted).toBe(true);
+    expect(takePrefetchedInsights(insightsKey({ country: 'Canada' }), new AbortController().signal)).toBeNull();
+
+    vi.useFakeTimers({ now: Date.parse('2026-11-28T10:00:00Z') });
+    prefetchInsights({ country: 'Canada' }, fetcher);
+    vi.setSystemTime(Date.parse('2026-11-28T10:00:06Z'));
+    expect(takePrefetchedInsights(insightsKey({ country: 'Canada' }), new AbortController().signal)).toBeNull();
+    expect(asked[1]!.signal.aborted).toBe(true);
   });
 });

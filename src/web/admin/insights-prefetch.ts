@@ -12,7 +12,10 @@ export function insightsView(key: string): WaitlistFilter {
   return Object.fromEntries(new URLSearchParams(key)) as WaitlistFilter;
 }
 
-let prefetched: { key: string; answer: Promise<WaitlistInsights>; controller: AbortController } | null = null;
+/** A prefetch older than this is not taken up: the panel asks again. */
+const PREFETCH_MAX_AGE_MS = 5000;
+
+let prefetched: { key: string; answer: Promise<WaitlistInsights>; controller: AbortController; at: number } | null = null;
 
 /**
  * Starts the insight panel's first request the moment the table's first page has arrived, instead
@@ -27,18 +30,24 @@ export function prefetchInsights(filter: WaitlistFilter, fetchInsights: typeof f
   const answer = fetchInsights(insightsView(key), controller.signal);
   // Whoever takes it up sees a failure; until then it is not an unhandled one.
   answer.catch(() => undefined);
-  prefetched = { key, answer, controller };
+  prefetched = { key, answer, controller, at: Date.now() };
+}
+
+/** Drops a prefetch never taken up (the page is left), aborting its request. */
+export function dropPrefetchedInsights(): void {
+  prefetched?.controller.abort();
+  prefetched = null;
 }
 
 /**
  * The prefetched answer for `key`, once (aborted with `signal`), or null: none was started for it,
- * and one started for another key is dropped.
+ * and one started for another key, or too long ago, is dropped.
  */
 export function takePrefetchedInsights(key: string, signal: AbortSignal): Promise<WaitlistInsights> | null {
   const taken = prefetched;
   prefetched = null;
   if (taken === null) return null;
-  if (taken.key !== key) {
+  if (taken.key !== key || Date.now() - taken.at > PREFETCH_MAX_AGE_MS) {
     taken.controller.abort();
     return null;
   }

@@ -35,12 +35,16 @@ export function useInsights(filter: WaitlistFilter, liveVersion: number, onError
   const [state, setState] = useState<InsightsState>({ data: null, dataKey: null, loading: true, failed: false });
   const reportError = useEffectEvent(onError);
   const refresh = useRef<InsightRefresh | null>(null);
+  /** Only the panel's first load may use the request started as the table's first page arrived. */
+  const firstLoad = useRef(true);
 
   const load = useEffectEvent(async (viewKey: string, signal: AbortSignal) => {
     setState((previous) => (previous.loading && !previous.failed ? previous : { ...previous, loading: true, failed: false }));
     try {
       // The first load may have been started already, as the table's first page arrived.
-      const data = await (takePrefetchedInsights(viewKey, signal) ?? fetchWaitlistInsights(insightsView(viewKey), signal));
+      const prefetched = firstLoad.current ? takePrefetchedInsights(viewKey, signal) : null;
+      firstLoad.current = false;
+      const data = await (prefetched ?? fetchWaitlistInsights(insightsView(viewKey), signal));
       if (signal.aborted) return;
       setState({ data, dataKey: viewKey, loading: false, failed: false });
     } catch (error) {

@@ -203,7 +203,11 @@ export function useWaitlist(
     fetchWaitlistPage({ limit: FIRST_PAGE_SIZE, filter }, controller.signal)
       .then((page) => {
         if (controller.signal.aborted) return;
-        onFirstPageRef.current?.(filter);
+        try {
+          onFirstPageRef.current?.(filter);
+        } catch {
+          // Only a head start for other requests: the page is in all the same.
+        }
         const asOf = Date.parse(page.asOf);
         view.cursor = page.nextCursor;
         view.rowsAsOfMs = asOf;
