@@ -1,3 +1,4 @@
+import type net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
@@ -341,17 +342,20 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
     expect(() => new CopyOutMessages(() => {}).write(message('D', Buffer.alloc(2)))).toThrow(/unexpected message/);
   });
 
+  /** The socket pg reads a client's connection through. */
+  const socketOf = (client: pg.ClientBase) => (client as unknown as { connection: { stream: net.Socket } }).connection.stream;
+
   /** A connection of the pool (its socket read in place), or one of pg's own (its socket read as a stream, as under TLS). */
   async function copyClient(socket: 'pooled' | 'plain'): Promise<{ client: pg.ClientBase; done: (broken?: boolean) => Promise<void> }> {
     if (socket === 'pooled') {
       const client = await postgresPoolOf(handle.db)!.connect();
-      expect((client as unknown as { connection: { stream: unknown } }).connection.stream).toBeInstanceOf(ReusedBufferSocket);
+      expect(socketOf(client)).toBeInstanceOf(ReusedBufferSocket);
       // A connection left mid-COPY by a failed test is closed, not handed to the next one.
       return { client, done: async (broken) => client.release(broken) };
     }
     const client = new pg.Client({ connectionString: database.url! });
     await client.connect();
-    expect((client as unknown as { connection: { stream: unknown } }).connection.stream).not.toBeInstanceOf(ReusedBufferSocket);
+    expect(socketOf(client)).not.toBeInstanceOf(ReusedBufferSocket);
     return { client, done: () => client.end() };
   }
 
@@ -386,7 +390,7 @@ describe.each(TEST_DIALECTS)('export from bytes (%s)', (dialect) => {
         client.query(query as unknown as pg.Submittable);
         // The CSV comes in chunks of 256 KB; each fills the stream, and reading the socket waits for the next read.
         const total = (await rawCopy({})).length;
-        const socket = (client as unknown as { connection: { stream: { bytesRead: number } } }).connection.stream;
+        const socket = socketOf(client);
         const readBefore = socket.bytesRead;
         const parts: Buffer[] = [Buffer.from(new SpecCsvWriter('Europe/Berlin').header())];
         for await (const chunk of query as AsyncIterable<Buffer>) {
