@@ -153,6 +153,7 @@ const sinkOf = lastView();
  */
 class DateCells {
   private index = Number.NaN;
+  /** The block's first minute, in minutes since the epoch. */
   private start = 0;
   private minute = 0;
   private before: Buffer | null = null;
@@ -162,12 +163,12 @@ class DateCells {
 
   constructor(private readonly timeZone: string) {}
 
-  /** Writes the cell of `ms` into target at `at`; returns the end. Room for DATE_CELL_MAX bytes is assumed. */
-  write(target: Buffer, at: number, ms: number): number {
-    const index = Math.floor(ms / 900_000);
-    if (index !== this.index) this.load(index, ms);
-    if (this.before === null) return at + Buffer.from(csvField(formatDateJoinedAt(ms, this.timeZone))).copy(target, at);
-    const minute = this.minute + Math.floor((ms - this.start) / 60_000);
+  /** Writes the cell of the time `minutes` * 60,000 + `milli` ms into target at `at`; returns the end. Room for DATE_CELL_MAX bytes is assumed. */
+  write(target: Buffer, at: number, minutes: number, milli: number): number {
+    const index = Math.floor(minutes / 15);
+    if (index !== this.index) this.load(index, minutes * 60_000 + milli);
+    if (this.before === null) return at + Buffer.from(csvField(formatDateJoinedAt(minutes * 60_000 + milli, this.timeZone))).copy(target, at);
+    const minute = this.minute + (minutes - this.start);
     at = put(target, at, this.before, 0, this.before.length);
     target[at++] = 0x30 + Math.floor(minute / 10);
     target[at++] = 0x30 + (minute % 10);
@@ -181,7 +182,7 @@ class DateCells {
       this.before = this.after = null;
       return;
     }
-    this.start = block.start;
+    this.start = block.index * 15;
     this.minute = block.minute;
     // Blocks of one local hour share their text around the minute: its bytes are made once.
     if (this.before !== null && block.before === this.beforeText && block.after === this.afterText) return;
@@ -221,16 +222,18 @@ export class SpecCsvWriter {
   }
 
   /**
-   * One row: its cells in buf (see CELL), created_at as milliseconds since the epoch, and each
+   * One row: its cells in buf (see CELL), created_at as whole minutes since the epoch and the
+   * milliseconds after that minute (two small integers: a time in milliseconds is a double, which
+   * V8 boxes, 16 bytes of garbage a row, when it is passed to a call it does not inline), and each
    * cell's classes when the caller has them already (else they are worked out as it is copied).
    */
-  row(buf: Buffer, start: Int32Array, end: Int32Array, ms: number, flags?: Int32Array): void {
+  row(buf: Buffer, start: Int32Array, end: Int32Array, minutes: number, milli: number, flags?: Int32Array): void {
     let size = DATE_CELL_MAX + ROW_OVERHEAD;
     for (let i = 0; i < CELLS; i++) if (i !== CELL.createdAt && end[i]! > start[i]!) size += end[i]! - start[i]!;
     this.room(size);
-    const written = this.plainRow(buf, start, end, ms, flags);
+    const written = this.plainRow(buf, start, end, minutes, milli, flags);
     if (written === -1) {
-      const record = Buffer.from(waitlistCsvRecord(decodeRow(buf, start, end, ms), this.timeZone));
+      const record = Buffer.from(waitlistCsvRecord(decodeRow(buf, start, end, minutes * 60_000 + milli), this.timeZone));
       this.room(record.length);
       this.used += record.copy(this.out, this.used);
     } else {
@@ -277,14 +280,14 @@ export class SpecCsvWriter {
    * The row written from its bytes at `used` when every cell is plain: the new end; -1 otherwise
    * (what was copied of it by then is left beyond `used`, to be written over).
    */
-  private plainRow(buf: Buffer, start: Int32Array, end: Int32Array, ms: number, flags: Int32Array | undefined): number {
+  private plainRow(buf: Buffer, start: Int32Array, end: Int32Array, minutes: number, milli: number, flags: Int32Array | undefined): number {
     const target = this.out;
     // Email: never NULL; plain or not at all.
     if (end[0]! <= start[0]!) return -1;
     let o = writeCell(target, this.used, buf, start[0]!, end[0]!, flags ? flags[0]! : -1, true, false);
     if (cellKind === NOT_PLAIN) return -1;
     target[o++] = COMMA;
-    o = this.dates.write(target, o, ms);
+    o = this.dates.write(target, o, minutes, milli);
     target[o++] = COMMA;
     // IP Address: none (NULL or '') is N/A; a value must be plain (a blank one is N/A too, left to the slow path).
     if (end[2]! === -1 || end[2] === start[2]) {

@@ -152,7 +152,9 @@ export class BinaryCopyRows {
         if (end[CELL.createdAt]! - at8 !== 8) throw new Error('COPY sent created_at in an unexpected form');
         const high = int32(buf, at8);
         const low = int32(buf, at8 + 4) >>> 0;
-        this.writer.row(buf, start, end, PG_EPOCH_MS + high * 4_294_967 + Math.floor((high * 296 + low) / 1000));
+        const ms = PG_EPOCH_MS + high * 4_294_967 + Math.floor((high * 296 + low) / 1000);
+        const minutes = Math.floor(ms / 60_000);
+        this.writer.row(buf, start, end, minutes, ms - minutes * 60_000);
         return p;
       }
     }

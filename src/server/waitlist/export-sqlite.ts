@@ -224,7 +224,8 @@ export async function sqliteWaitlistCsv(db: Kysely<Database>, options: SqliteExp
         end[c] = bounds[r * FRAME + c + 1]! - 1;
         flags[c] = classes[r * FRAME + c]!;
       }
-      writer.row(buf, start, end, times[r]!, flags);
+      const minutes = Math.floor(times[r]! / 60_000);
+      writer.row(buf, start, end, minutes, times[r]! - minutes * 60_000, flags);
     }
   };
 
@@ -238,7 +239,9 @@ export async function sqliteWaitlistCsv(db: Kysely<Database>, options: SqliteExp
       at += parts[c]!.length;
       end[c] = at;
     }
-    writer.row(buf, start, end, isoTime(buf, start[CELL.createdAt]!, end[CELL.createdAt]!));
+    const ms = isoTime(buf, start[CELL.createdAt]!, end[CELL.createdAt]!);
+    const minutes = Math.floor(ms / 60_000);
+    writer.row(buf, start, end, minutes, ms - minutes * 60_000);
   };
 
   /** Writes the batch after `after`; the position after it, or null at the end. */

@@ -39,9 +39,12 @@ function formatterFor(timeZone: string | undefined): Intl.DateTimeFormat {
  * (historical local mean times) is formatted exactly, every time.
  */
 const BLOCK_MS = 15 * 60_000;
-/** Per zone: block number → the text around the minute and the block's first minute (-1: format exactly). */
-const blocks = new Map<string, Map<number, Block>>();
-const MAX_CACHED_BLOCKS = 200_000;
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+const BLOCKS_PER_DAY = DAY_MS / BLOCK_MS;
+/** Days of blocks a zone keeps (about five years), and UTC hours of text kept for all zones. */
+const MAX_CACHED_DAYS = 2_000;
+const MAX_CACHED_HOURS = 24 * MAX_CACHED_DAYS;
 const MINUTES = Array.from({ length: 60 }, (_, m) => String(m).padStart(2, '0'));
 
 const secondFormatters = new Map<string, Intl.DateTimeFormat>();
@@ -92,8 +95,9 @@ function parseTime(iso: string): number {
 /** A block's text around the minute, and the local minute it starts on (-1: format each time exactly). */
 type Block = { index: number; before: string; minute: number; after: string };
 
-/** The block the previous call used: an export's rows come in time order, so most calls reuse it. */
-let last: { zone: string; cached: Block } | null = null;
+/** The block the previous call used, and its zone: an export's rows come in time order, so most calls reuse it. */
+let lastBlock: Block | null = null;
+let lastZone = '';
 
 /** en-US short month, day, year, hour and minute, e.g. "Nov 22, 2026, 06:04 AM". */
 export function formatDateJoined(iso: string, timeZone?: string): string {
@@ -111,32 +115,196 @@ export function formatDateJoinedAt(time: number, timeZone?: string): string {
 }
 
 /**
- * Date Joined for a writer that fills in the minute itself (the PostgreSQL export writes bytes):
- * every time in [start, start + 15 minutes) reads `before`, then the two digits of `minute` plus the
- * whole minutes since `start`, then `after`. Null where the block holding `time` cannot be written
- * so (formatDateJoinedAt formats each of its times exactly).
+ * Date Joined for a writer that fills in the minute itself (the exports write bytes): every time
+ * in block `index` (the 15 minutes from index × 900,000 ms since the epoch) reads `before`, then the
+ * two digits of `minute` plus the whole minutes since the block's start, then `after`. Null where
+ * the block holding `time` cannot be written so (formatDateJoinedAt formats each of its times
+ * exactly). The block is the cache's own, not a copy.
  */
-export function dateJoinedBlock(time: number, timeZone?: string): { start: number; before: string; minute: number; after: string } | null {
+export function dateJoinedBlock(time: number, timeZone?: string): Readonly<Block> | null {
   if (!Number.isFinite(time)) return null;
   const cached = blockAt(time, timeZone);
-  return cached.minute === -1 ? null : { start: cached.index * BLOCK_MS, before: cached.before, minute: cached.minute, after: cached.after };
+  return cached.minute === -1 ? null : cached;
 }
 
 /** The cached 15-minute block of UTC time holding `time`, in the zone. */
 function blockAt(time: number, timeZone: string | undefined): Block {
   const key = timeZone ?? '';
   const index = Math.floor(time / BLOCK_MS);
-  if (last !== null && last.cached.index === index && last.zone === key) return last.cached;
-  let zone = blocks.get(key);
-  if (!zone) blocks.set(key, (zone = new Map()));
-  let cached = zone.get(index);
-  if (!cached) {
-    if (zone.size >= MAX_CACHED_BLOCKS) zone.clear();
-    cached = fromNeighbour(zone, index, timeZone) ?? computeBlock(index, timeZone);
-    zone.set(index, cached);
+  if (lastBlock !== null && lastBlock.index === index && lastZone === key) return lastBlock;
+  let zone = zones.get(key);
+  if (!zone) zones.set(key, (zone = new ZoneBlocks(timeZone)));
+  lastBlock = zone.block(index);
+  lastZone = key;
+  return lastBlock;
+}
+
+/** Per zone: its blocks (the text around the minute and the block's first minute; -1: format exactly). */
+const zones = new Map<string, ZoneBlocks>();
+
+/**
+ * A zone's blocks by UTC day. Most cost no Intl call of the zone at all: its offset from UTC changes
+ * a few times a year at most (in the tz database the shortest time between two changes of one zone
+ * is ~4 days), so where the offset is the same at the start of a UTC day and of the next, it holds
+ * all day, and a block's text is the UTC text of the same instant moved by the offset; the UTC
+ * hours' texts are made once for all zones, two Intl calls a day (utcDay). A year of blocks: two
+ * offset readings a day instead of one to three Intl calls a block, ~100 → ~25 ms. The days with a
+ * change, and offsets that are not whole quarter hours, are read block by block as before.
+ */
+class ZoneBlocks {
+  /** UTC day number → its blocks, and the offset that holds all day (NaN: none; read each block alone). */
+  private readonly days = new Map<number, { offset: number; blocks: Array<Block | undefined> }>();
+  /** UTC day number → the zone's offset at that day's start, ms (NaN: not readable). */
+  private readonly offsets = new Map<number, number>();
+
+  constructor(private readonly timeZone: string | undefined) {}
+
+  block(index: number): Block {
+    const dayNumber = Math.floor(index / BLOCKS_PER_DAY);
+    let day = this.days.get(dayNumber);
+    if (!day) {
+      if (this.days.size >= MAX_CACHED_DAYS) {
+        this.days.clear();
+        this.offsets.clear();
+      }
+      day = { offset: this.dayOffset(dayNumber), blocks: new Array<Block | undefined>(BLOCKS_PER_DAY) };
+      this.days.set(dayNumber, day);
+    }
+    const at = index - dayNumber * BLOCKS_PER_DAY;
+    return (day.blocks[at] ??= shiftedBlock(index, day.offset) ?? fromNeighbour(this, index, this.timeZone) ?? computeBlock(index, this.timeZone));
   }
-  last = { zone: key, cached };
-  return cached;
+
+  /** The block if it is known already. */
+  known(index: number): Block | undefined {
+    const day = Math.floor(index / BLOCKS_PER_DAY);
+    return this.days.get(day)?.blocks[index - day * BLOCKS_PER_DAY];
+  }
+
+  /**
+   * The offset that holds all through UTC day `day` (see below): the same at its start and at the
+   * next day's. NaN when it changes during the day, or for a day it cannot be used for.
+   */
+  private dayOffset(day: number): number {
+    const start = day * DAY_MS;
+    if (!(start >= SHIFTED_FROM && start < SHIFTED_UNTIL) || hourParts() === null) return Number.NaN;
+    const offset = this.offsetAt(day);
+    return offset === this.offsetAt(day + 1) ? offset : Number.NaN;
+  }
+
+  private offsetAt(day: number): number {
+    let offset = this.offsets.get(day);
+    if (offset === undefined) this.offsets.set(day, (offset = offsetAt(day * DAY_MS, this.timeZone)));
+    return offset;
+  }
+}
+
+/** Block `index` as the UTC text of its local time, for an offset that holds all its day (NaN: none); null when it cannot be had so. */
+function shiftedBlock(index: number, offset: number): Block | null {
+  if (Number.isNaN(offset)) return null;
+  // A whole offset that is not a quarter hour (Amsterdam's +00:20 until 1940): formatted row by row.
+  if (offset % BLOCK_MS !== 0) return { index, before: '', minute: -1, after: '' };
+  const local = index * BLOCK_MS + offset;
+  const hour = Math.floor(local / HOUR_MS);
+  const text = utcHour(hour);
+  return text === null ? null : { index, before: text.before, minute: (local - hour * HOUR_MS) / 60_000, after: text.after };
+}
+
+/** Years 1 to 9999: before, Intl writes the year with an era that offsetAt() does not read. */
+const SHIFTED_FROM = new Date(0).setUTCFullYear(1, 0, 1);
+const SHIFTED_UNTIL = Date.UTC(10_000, 0, 1);
+const offsetFormatters = new Map<string, Intl.DateTimeFormat>();
+/** UTC hour number → the UTC text around the minute (null: it did not read as expected). */
+const utcHours = new Map<number, HourText | null>();
+
+/** Local wall-clock time minus UTC at `time`, in ms (to the second); NaN if the fields cannot be read. */
+function offsetAt(time: number, timeZone: string | undefined): number {
+  const key = timeZone ?? '';
+  let formatter = offsetFormatters.get(key);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat('en-US', {
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+      hourCycle: 'h23',
+      ...(timeZone ? { timeZone } : {}),
+    });
+    offsetFormatters.set(key, formatter);
+  }
+  const field = { year: Number.NaN, month: Number.NaN, day: Number.NaN, hour: Number.NaN, minute: Number.NaN, second: Number.NaN };
+  for (const part of formatter.formatToParts(new Date(time))) {
+    if (part.type in field) field[part.type as keyof typeof field] = digits(part.value, 0, part.value.length);
+  }
+  const local = new Date(0);
+  local.setUTCFullYear(field.year, field.month - 1, field.day);
+  local.setUTCHours(field.hour, field.minute, field.second, 0);
+  return local.getTime() - time;
+}
+
+/** The UTC text around the minute for UTC hour `hour` (cached for every zone, a day at a time); null if it did not read as expected. */
+function utcHour(hour: number): HourText | null {
+  let texts = utcHours.get(hour);
+  if (texts === undefined) {
+    if (utcHours.size >= MAX_CACHED_HOURS) utcHours.clear();
+    const day = Math.floor(hour / 24);
+    const derived = utcDay(day);
+    for (let h = 0; h < 24; h++) utcHours.set(day * 24 + h, derived ? derived[h]! : hourText(day * 24 + h));
+    texts = utcHours.get(hour)!;
+  }
+  return texts;
+}
+
+type HourText = { before: string; after: string };
+
+/** Intl's UTC text of an hour's first minute, around the minute; null if the minute does not read 00. */
+function hourText(hour: number): HourText | null {
+  const text = formatterFor('UTC').format(new Date(hour * HOUR_MS));
+  const at = text.lastIndexOf(':') + 1;
+  return at > 0 && text.slice(at, at + 2) === '00' ? { before: text.slice(0, at), after: text.slice(at + 2) } : null;
+}
+
+/**
+ * A UTC day's 24 hour texts from two Intl calls instead of 24: within a day only the hour's part
+ * changes ("Nov 22, 2026, " + "06:" … " AM"), and those parts are learned once from the 24 hours of
+ * one day. The day's text at 00:00 gives its date part; its text at 23:00 must read as derived, else
+ * (null) each hour is formatted by itself.
+ */
+function utcDay(day: number): HourText[] | null {
+  // Called only once hourParts() has been found (ZoneBlocks.dayOffset).
+  const parts = hourParts()!;
+  const midnight = hourText(day * 24);
+  const first = parts.hours[0]!;
+  if (midnight === null || !midnight.before.endsWith(first.before) || midnight.after !== first.after) return null;
+  const date = midnight.before.slice(0, midnight.before.length - first.before.length);
+  const hours = parts.hours.map((part) => ({ before: date + part.before, after: part.after }));
+  const last = hourText(day * 24 + 23);
+  return last !== null && last.before === hours[23]!.before && last.after === hours[23]!.after ? hours : null;
+}
+
+let learnedParts: { hours: HourText[] } | null | undefined;
+
+/** Each hour's part of the UTC text (after the date, around the minute), from the hours of one day; null if they share no date part. */
+function hourParts(): { hours: HourText[] } | null {
+  if (learnedParts === undefined) {
+    const day = Math.floor(Date.UTC(2026, 0, 15) / DAY_MS);
+    const texts = Array.from({ length: 24 }, (_, h) => hourText(day * 24 + h));
+    if (texts.some((text) => text === null)) learnedParts = null;
+    else {
+      const befores = texts.map((text) => text!.before);
+      let common = 0;
+      while (common < befores[0]!.length && befores.every((before) => before[common] === befores[0]![common])) common++;
+      // The date part must end before the hour's digits: hours 0 (12 AM) and 1 (01 AM) share none.
+      // And the minute must be where it is taken to be: 13:37 must read as 13:00 with 37 in place of 00.
+      const probe = formatterFor('UTC').format(new Date(day * DAY_MS + 13 * HOUR_MS + 37 * 60_000));
+      learnedParts =
+        common > 0 && probe === `${texts[13]!.before}37${texts[13]!.after}`
+          ? { hours: texts.map((text) => ({ before: text!.before.slice(common), after: text!.after })) }
+          : null;
+    }
+  }
+  return learnedParts;
 }
 
 /**
@@ -146,14 +314,14 @@ function blockAt(time: number, timeZone: string | undefined): Block {
  * as predicted. (An offset changes at most once in 15 minutes, so the neighbour's constant offset
  * and a matching far end leave no room for a change inside.) Null when no neighbour fits.
  */
-function fromNeighbour(zone: Map<number, Block>, index: number, timeZone: string | undefined): Block | null {
-  const earlier = zone.get(index - 1);
+function fromNeighbour(zone: ZoneBlocks, index: number, timeZone: string | undefined): Block | null {
+  const earlier = zone.known(index - 1);
   if (earlier && earlier.minute !== -1 && earlier.minute <= 30) {
     const minute = earlier.minute + 15;
     const end = formatterFor(timeZone).format(new Date((index + 1) * BLOCK_MS - 60_000));
     if (end === earlier.before + MINUTES[minute + 14] + earlier.after) return { index, before: earlier.before, minute, after: earlier.after };
   }
-  const later = zone.get(index + 1);
+  const later = zone.known(index + 1);
   if (later && later.minute !== -1 && later.minute >= 15) {
     const minute = later.minute - 15;
     const start = formatterFor(timeZone).format(new Date(index * BLOCK_MS));
