@@ -26,6 +26,33 @@ const NO_SCRIPT_HEAD: Partial<Record<PageName, string>> = {
   thanks: '<noscript><meta http-equiv="refresh" content="5;url=/" /></noscript>',
 };
 
+/**
+ * The code a client-only page runs before it can show anything, named in its HTML as modulepreload
+ * links (Vite's manifest keys; their static imports follow): the browser fetches and compiles it all
+ * while the entry script runs, rather than one dynamic import after the other (entry → app/start →
+ * the page → its panel → the chart). The landing page's HTML names none of it.
+ */
+const CLIENT_ONLY_CODE: Partial<Record<PageName, string[]>> = {
+  admin: ['app/start.tsx', 'admin/AdminPage.tsx', 'admin/InsightPanel.tsx', 'admin/signup-chart.ts'],
+  auth: ['app/start.tsx', 'auth/AuthPage.tsx'],
+};
+
+type ViteManifest = Record<string, { file: string; imports?: string[]; isEntry?: boolean }>;
+
+/** `<link rel="modulepreload">` for the chunks of `keys` and everything they import statically, the entry itself left out (its script tag loads it). */
+function modulePreloads(manifest: ViteManifest, keys: string[]): string {
+  const files = new Set<string>();
+  const visit = (key: string) => {
+    const chunk = manifest[key];
+    if (!chunk) throw new Error(`prerender: ${key} is not in Vite's manifest`);
+    if (chunk.isEntry || files.has(chunk.file)) return;
+    files.add(chunk.file);
+    for (const imported of chunk.imports ?? []) visit(imported);
+  };
+  for (const key of keys) visit(key);
+  return [...files].map((file) => `<link rel="modulepreload" crossorigin href="/${file}" />`).join('');
+}
+
 const INLINE_SCRIPT = /<script\b(?![^>]*\ssrc=)[^>]*>[\s\S]*?<\/script>/gi;
 
 function escapeHtml(text: string): string {
@@ -70,10 +97,14 @@ async function main(): Promise<void> {
   const { prerenderContent } = await import('../src/shared/site/content.js');
   const description = prerenderContent.metaDescription;
 
+  const chunks = JSON.parse(await fs.readFile(path.join(webDir, '.vite/manifest.json'), 'utf8')) as ViteManifest;
+
   for (const name of PAGE_NAMES) {
     const { path: url, file } = PAGES[name];
     const page = await server.render(url ?? NOT_FOUND_URL);
-    const html = fillTemplate(template, { title: page.title, description, head: NO_SCRIPT_HEAD[name], body: page.html });
+    const code = CLIENT_ONLY_CODE[name];
+    const head = (NO_SCRIPT_HEAD[name] ?? '') + (code ? modulePreloads(chunks, code) : '');
+    const html = fillTemplate(template, { title: page.title, description, head, body: page.html });
     await fs.writeFile(path.join(webDir, file), html);
   }
 

@@ -165,6 +165,29 @@ describe('landing page weight (production build)', () => {
     }
   });
 
+  it('names the admin code in /admin\'s HTML as modulepreload links (the page, its panel, the chart and their imports), and none of it in /\'s', () => {
+    const manifest = JSON.parse(fs.readFileSync(MANIFEST, 'utf8')) as Record<string, ManifestChunk & { imports?: string[]; isEntry?: boolean }>;
+    const preloads = (file: string) =>
+      new Set(
+        [...fs.readFileSync(path.join(WEB_ROOT, file), 'utf8').matchAll(/<link\b[^>]*>/gi)]
+          .map(([tag]) => tag)
+          .filter((tag) => (attribute(tag, 'rel') ?? '').toLowerCase() === 'modulepreload')
+          .map((tag) => webPath(attribute(tag, 'href') ?? '')),
+      );
+    const needed = new Set<string>();
+    const visit = (key: string) => {
+      const chunk = manifest[key];
+      expect(chunk, `${key} in the manifest`).toBeDefined();
+      if (!chunk || chunk.isEntry || needed.has(chunk.file)) return;
+      needed.add(chunk.file);
+      for (const imported of chunk.imports ?? []) visit(imported);
+    };
+    for (const key of ['app/start.tsx', 'admin/AdminPage.tsx', 'admin/InsightPanel.tsx', 'admin/signup-chart.ts']) visit(key);
+    expect([...preloads(PAGES.admin.file)].sort()).toEqual([...needed].sort());
+    const admin = new Set(['admin/AdminPage.tsx', 'admin/InsightPanel.tsx', 'admin/signup-chart.ts'].map((key) => manifest[key]!.file));
+    expect([...preloads(PAGES.home.file)].filter((file) => admin.has(file))).toEqual([]);
+  });
+
   it('serves no build manifest from the web root', () => {
     expect(fs.existsSync(path.join(WEB_ROOT, '.vite'))).toBe(false);
   });
