@@ -2,7 +2,7 @@ import { Suspense, useCallback, useEffect, useId, useRef, useState } from 'react
 import type { MouseEvent } from 'react';
 import { Link, useNavigate } from '../site/router.js';
 import { ADMIN_MAX_IDS, MAIL_DISABLED_CODE, type ExportRequest, type InviteResult } from '../../shared/admin/waitlist-api.js';
-import { isEmptyFilter, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
+import { filterFromSearchParams, isEmptyFilter, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { PAGES } from '../../shared/site/pages.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { authErrorMessage, getAuthClient } from '../session/auth-client.js';
@@ -39,7 +39,7 @@ import { useAdminSession } from './useAdminSession.js';
 import { filterKey, useFilterParams } from './useFilterParams.js';
 import { useLiveWaitlist, type LiveStatus } from './useLiveWaitlist.js';
 import { useMailStatus } from './useMailStatus.js';
-import { useWaitlist, type UseWaitlist } from './useWaitlist.js';
+import { dropPrefetchedFirstPage, prefetchFirstPage, useWaitlist, type UseWaitlist } from './useWaitlist.js';
 import { WaitlistTable } from './WaitlistTable.js';
 
 // The insight panel carries the chart: its own chunk, so the table's first rows do not wait for it.
@@ -49,8 +49,14 @@ const InsightPanel = preloadableLazy(() => import('./InsightPanel.js'));
 void InsightPanel.preload();
 
 /** /admin: the waitlist panel, shown once a session is confirmed. */
+/** The table's first page is asked for as soon as the stored session allows, from the address's filter. */
+function prefetchTable(): void {
+  prefetchFirstPage(filterFromSearchParams(new URLSearchParams(window.location.search)));
+}
+
 export default function AdminPage() {
-  const session = useAdminSession();
+  const session = useAdminSession(prefetchTable);
+  useEffect(() => dropPrefetchedFirstPage, []);
   if (session.status === 'checking') {
     return (
       <main className="flex min-h-dvh items-center justify-center">

@@ -1,6 +1,7 @@
 import type { WaitlistInsights } from '../../shared/admin/waitlist-api.js';
 import { filterToSearchParams, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { fetchWaitlistInsights } from './admin-api.js';
+import { EarlyRequest } from './early-request.js';
 
 /** The insight panel's request key for a filter: its canonical query (equal filters, equal keys). */
 export function insightsKey(filter: WaitlistFilter): string {
@@ -12,10 +13,7 @@ export function insightsView(key: string): WaitlistFilter {
   return Object.fromEntries(new URLSearchParams(key)) as WaitlistFilter;
 }
 
-/** A prefetch older than this is not taken up: the panel asks again. */
-const PREFETCH_MAX_AGE_MS = 5000;
-
-let prefetched: { key: string; answer: Promise<WaitlistInsights>; controller: AbortController; at: number } | null = null;
+const early = new EarlyRequest<WaitlistInsights>();
 
 /**
  * Starts the insight panel's first request the moment the table's first page has arrived, instead
@@ -24,34 +22,19 @@ let prefetched: { key: string; answer: Promise<WaitlistInsights>; controller: Ab
  * `takePrefetchedInsights`; a newer prefetch replaces one never taken.
  */
 export function prefetchInsights(filter: WaitlistFilter, fetchInsights: typeof fetchWaitlistInsights = fetchWaitlistInsights): void {
-  prefetched?.controller.abort();
   const key = insightsKey(filter);
-  const controller = new AbortController();
-  const answer = fetchInsights(insightsView(key), controller.signal);
-  // Whoever takes it up sees a failure; until then it is not an unhandled one.
-  answer.catch(() => undefined);
-  prefetched = { key, answer, controller, at: Date.now() };
+  early.start(key, (signal) => fetchInsights(insightsView(key), signal));
 }
 
 /** Drops a prefetch never taken up (the page is left), aborting its request. */
 export function dropPrefetchedInsights(): void {
-  prefetched?.controller.abort();
-  prefetched = null;
+  early.drop();
 }
 
 /**
  * The prefetched answer for `key`, once (aborted with `signal`), or null: none was started for it,
- * and one started for another key, or too long ago, is dropped.
+ * and one started for another key, or too long ago (5 s), is dropped.
  */
 export function takePrefetchedInsights(key: string, signal: AbortSignal): Promise<WaitlistInsights> | null {
-  const taken = prefetched;
-  prefetched = null;
-  if (taken === null) return null;
-  if (taken.key !== key || Date.now() - taken.at > PREFETCH_MAX_AGE_MS) {
-    taken.controller.abort();
-    return null;
-  }
-  if (signal.aborted) taken.controller.abort();
-  else signal.addEventListener('abort', () => taken.controller.abort(), { once: true });
-  return taken.answer;
+  return early.take(key, signal);
 }

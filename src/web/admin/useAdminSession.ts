@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useNavigate } from '../site/router.js';
 import { PAGES } from '../../shared/site/pages.js';
 import { getAuthClient } from '../session/auth-client.js';
@@ -16,9 +16,13 @@ export type AdminSession = { status: 'checking' } | { status: 'signed-in'; email
  * authorizes each request itself, and answers a missing code with 403 insufficient_aal, which the
  * panel handles. The check still runs and leads to /auth when it finds the session gone or a code due.
  */
-export function useAdminSession(): AdminSession {
+export function useAdminSession(
+  /** Called once the stored session shows the page may open, before it renders: requests can start (the first one given is used). */
+  onStoredSignIn?: () => void,
+): AdminSession {
   const navigate = useNavigate();
   const [session, setSession] = useState<AdminSession>({ status: 'checking' });
+  const onStoredSignInRef = useRef(onStoredSignIn);
 
   useEffect(() => {
     const auth = getAuthClient();
@@ -43,6 +47,11 @@ export function useAdminSession(): AdminSession {
       .then((email) => {
         if (email !== null && active && !checked) {
           checked = true;
+          try {
+            onStoredSignInRef.current?.();
+          } catch {
+            // Only a head start for the page's requests.
+          }
           signedIn(email);
         }
       })

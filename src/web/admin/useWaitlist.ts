@@ -3,6 +3,7 @@ import { entryMatchesFilter, type WaitlistFilter } from '../../shared/admin/wait
 import type { WaitlistPage } from '../../shared/admin/waitlist-api.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { fetchWaitlistPage, isAbort } from './admin-api.js';
+import { EarlyRequest } from './early-request.js';
 import { filterKey } from './useFilterParams.js';
 
 /**
@@ -13,6 +14,27 @@ export const FIRST_PAGE_SIZE = 150;
 export const NEXT_PAGE_SIZE = 500;
 /** A quiet recount (after a change elsewhere, or a reconnect) also brings up to this many rows that were missed. */
 const CATCH_UP_SIZE = 50;
+
+const earlyFirstPage = new EarlyRequest<WaitlistPage>();
+
+/**
+ * Starts the first page's request for `filter` as soon as the page knows it is signed in (from the
+ * stored session), before the table has rendered: the first view of useWaitlist takes it up when its
+ * filter is the same (within 5 s), instead of asking once mounted.
+ */
+export function prefetchFirstPage(filter: WaitlistFilter, fetchPage: typeof fetchWaitlistPage = fetchWaitlistPage): void {
+  earlyFirstPage.start(filterKey(filter), (signal) => fetchPage({ limit: FIRST_PAGE_SIZE, filter }, signal));
+}
+
+/** Drops a first page never taken up (the page is left), aborting its request. */
+export function dropPrefetchedFirstPage(): void {
+  earlyFirstPage.drop();
+}
+
+/** The prefetched first page for the filter with `key`, once, or null (see EarlyRequest.take). */
+export function takePrefetchedFirstPage(key: string, signal: AbortSignal): Promise<WaitlistPage> | null {
+  return earlyFirstPage.take(key, signal);
+}
 
 export type WaitlistPhase =
   /** The first page of the view is on its way (`entries` may still hold the previous view's rows). */
@@ -136,6 +158,8 @@ export function useWaitlist(
     onFirstPageRef.current = onFirstPage;
   });
   const [reloads, setReloads] = useState(0);
+  /** Only the first view may take up a prefetched first page; a retry or another filter asks anew. */
+  const firstView = useRef(true);
   const key = filterKey(filter);
   /** The view the page wants: its filter, and how many times it was reloaded. */
   const viewId = `${reloads}:${key}`;
@@ -200,7 +224,9 @@ export function useWaitlist(
     if (previous && previous.rowsAsOfMs === null) view.buffered.push(...previous.buffered);
     viewRef.current = view;
 
-    fetchWaitlistPage({ limit: FIRST_PAGE_SIZE, filter }, controller.signal)
+    const early = firstView.current ? takePrefetchedFirstPage(key, controller.signal) : null;
+    firstView.current = false;
+    (early ?? fetchWaitlistPage({ limit: FIRST_PAGE_SIZE, filter }, controller.signal))
       .then((page) => {
         if (controller.signal.aborted) return;
         try {
