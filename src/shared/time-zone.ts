@@ -28,12 +28,17 @@ export function isValidWallTime(t: WallTime): boolean {
 
 const offsetFormatters = new Map<string, Intl.DateTimeFormat>();
 
-/** The zone's offset from UTC, in milliseconds, at the instant `utcMs`. */
-function zoneOffsetMs(timeZone: string, utcMs: number): number {
-  let formatter = offsetFormatters.get(timeZone);
+/**
+ * The zone's offset from UTC, in milliseconds (to the second), at the instant `utcMs`; undefined is
+ * the runtime's own zone; NaN when Intl gives none of the fields. Years before 1 come with an era
+ * this does not read, so their offset is wrong: callers keep to year 1 and later.
+ */
+export function zoneOffsetMs(timeZone: string | undefined, utcMs: number): number {
+  const key = timeZone ?? '';
+  let formatter = offsetFormatters.get(key);
   if (!formatter) {
     formatter = new Intl.DateTimeFormat('en-US', {
-      timeZone,
+      ...(timeZone ? { timeZone } : {}),
       hourCycle: 'h23',
       year: 'numeric',
       month: 'numeric',
@@ -42,12 +47,15 @@ function zoneOffsetMs(timeZone: string, utcMs: number): number {
       minute: 'numeric',
       second: 'numeric',
     });
-    offsetFormatters.set(timeZone, formatter);
+    offsetFormatters.set(key, formatter);
   }
-  const get = (parts: Intl.DateTimeFormatPart[], type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
+  const get = (parts: Intl.DateTimeFormatPart[], type: string) => Number(parts.find((p) => p.type === type)?.value ?? Number.NaN);
   const parts = formatter.formatToParts(new Date(utcMs));
-  const wallAsUtc = Date.UTC(get(parts, 'year'), get(parts, 'month') - 1, get(parts, 'day'), get(parts, 'hour') % 24, get(parts, 'minute'), get(parts, 'second'));
-  return wallAsUtc - (utcMs - (((utcMs % 1000) + 1000) % 1000));
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+  const wall = new Date(0);
+  wall.setUTCFullYear(get(parts, 'year'), get(parts, 'month') - 1, get(parts, 'day'));
+  wall.setUTCHours(get(parts, 'hour') % 24, get(parts, 'minute'), get(parts, 'second'), 0);
+  return wall.getTime() - (utcMs - (((utcMs % 1000) + 1000) % 1000));
 }
 
 /**

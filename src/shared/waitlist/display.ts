@@ -1,3 +1,4 @@
+import { zoneOffsetMs } from '../time-zone.js';
 import type { EntryLocation } from './entry.js';
 
 /** 'N/A' when the address is unknown. */
@@ -195,7 +196,7 @@ class ZoneBlocks {
 
   private offsetAt(day: number): number {
     let offset = this.offsets.get(day);
-    if (offset === undefined) this.offsets.set(day, (offset = offsetAt(day * DAY_MS, this.timeZone)));
+    if (offset === undefined) this.offsets.set(day, (offset = zoneOffsetMs(this.timeZone, day * DAY_MS)));
     return offset;
   }
 }
@@ -211,38 +212,10 @@ function shiftedBlock(index: number, offset: number): Block | null {
   return text === null ? null : { index, before: text.before, minute: (local - hour * HOUR_MS) / 60_000, after: text.after };
 }
 
-/** From year 1: before it, Intl writes the year with an era that offsetAt() does not read. */
+/** From year 1: before it, Intl writes the year with an era that zoneOffsetMs() does not read. */
 const SHIFTED_FROM = new Date(0).setUTCFullYear(1, 0, 1);
-const offsetFormatters = new Map<string, Intl.DateTimeFormat>();
 /** UTC hour number → the UTC text around the minute (null: it did not read as expected). */
 const utcHours = new Map<number, HourText | null>();
-
-/** Local wall-clock time minus UTC at `time`, in ms (to the second); NaN if the fields cannot be read. */
-function offsetAt(time: number, timeZone: string | undefined): number {
-  const key = timeZone ?? '';
-  let formatter = offsetFormatters.get(key);
-  if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-US', {
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-      hourCycle: 'h23',
-      ...(timeZone ? { timeZone } : {}),
-    });
-    offsetFormatters.set(key, formatter);
-  }
-  const field = { year: Number.NaN, month: Number.NaN, day: Number.NaN, hour: Number.NaN, minute: Number.NaN, second: Number.NaN };
-  for (const part of formatter.formatToParts(new Date(time))) {
-    if (part.type in field) field[part.type as keyof typeof field] = digits(part.value, 0, part.value.length);
-  }
-  const local = new Date(0);
-  local.setUTCFullYear(field.year, field.month - 1, field.day);
-  local.setUTCHours(field.hour, field.minute, field.second, 0);
-  return local.getTime() - time;
-}
 
 /** The UTC text around the minute for UTC hour `hour` (cached for every zone, a day at a time); null if it did not read as expected. */
 function utcHour(hour: number): HourText | null {

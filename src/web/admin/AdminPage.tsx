@@ -48,12 +48,12 @@ import { WaitlistTable } from './WaitlistTable.js';
 const InsightPanel = preloadableLazy(() => import('./InsightPanel.js'));
 void InsightPanel.preload();
 
-/** /admin: the waitlist panel, shown once a session is confirmed. */
 /** The table's first page is asked for as soon as the stored session allows, from the address's filter. */
 function prefetchTable(): void {
   prefetchFirstPage(filterFromSearchParams(new URLSearchParams(window.location.search)));
 }
 
+/** /admin: the waitlist panel, shown once a session is confirmed. */
 export default function AdminPage() {
   const session = useAdminSession(prefetchTable);
   useEffect(() => dropPrefetchedFirstPage, []);
