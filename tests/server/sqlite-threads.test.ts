@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePorts, startInstance, stopInstance, waitHealthy } from '../support/server-process.js';
 
 /**
  * better-sqlite3 12 on Node 24 aborted the process when a statement was collected after its thread's
@@ -68,5 +69,29 @@ describe('SQLite in worker threads and the main thread', () => {
     expect(result.signal).toBeNull();
     expect(result.status).toBe(0);
     expect(result.stdout.trim()).toBe(`total ${10 + 4 * 25 + 1}`);
+  });
+
+  // better-sqlite3 12 aborted the production server on Node 24.21 within a second of starting, on every start
+  // (a Statement collected where V8 had no environment); the server runs SQLite on the main thread and its
+  // checkpoint thread. It must start, store a signup, and exit 0 on SIGTERM.
+  it('the production server starts, stores a signup and exits 0', async () => {
+    const [port] = await freePorts();
+    const instance = startInstance('server', port, { DATABASE_URL: `file:${path.join(dir, 'server.sqlite')}`, LOG_LEVEL: 'info' }, { build: true });
+    try {
+      await waitHealthy(instance);
+      const response = await fetch(`${instance.base}/api/waitlist`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'threads@example.com' }),
+      });
+      expect(response.status).toBe(201);
+      const exited = new Promise<number | null>((resolve) => instance.child.once('exit', (code) => resolve(code)));
+      instance.child.kill('SIGTERM');
+      expect(await exited, instance.output()).toBe(0);
+      expect(instance.output()).toContain('shutdown complete');
+      expect(instance.output()).not.toContain('Assertion failed');
+    } finally {
+      await stopInstance(instance);
+    }
   });
 });
