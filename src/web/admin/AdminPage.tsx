@@ -14,38 +14,31 @@ import { notifyError, notifySuccess } from '../site/toast.js';
 import { buttonStyles, LoadingSpinner, SpinnerIcon } from '../ui/controls.js';
 import { cardStyles } from '../ui/styles.js';
 import { preloadableLazy } from '../ui/preloadable-lazy.js';
-import { AccountPanel, RequiredEnrolment } from './AccountPanel.js';
-import {
-  AdminApiError,
-  deleteMatchingEntries,
-  deleteWaitlistEntries,
-  downloadExport,
-  fetchWaitlistInsights,
-  inviteMatchingEntries,
-  inviteWaitlistEntries,
-  isAbort,
-  isInsufficientAal,
-  isUnauthorized,
-} from './admin-api.js';
-import { adminToasts, countLine, exportTexts, filterTexts, inviteTexts, liveTexts, loadTexts, mailTexts, matchLine, type InviteCounts } from './copy.js';
-import { DeleteDialog } from './DeleteDialog.js';
-import { dropPrefetchedInsights, prefetchInsights } from './insights-prefetch.js';
-import { expectInvite, type InviteExpectation } from './entry-status.js';
-import { FilterBar } from './FilterBar.js';
-import { InviteDialog } from './InviteDialog.js';
-import { MailPanel } from './MailPanel.js';
-import { useSelection } from './selection.js';
-import { useAdminSession } from './useAdminSession.js';
-import { filterKey, useFilterParams } from './useFilterParams.js';
-import { useLiveWaitlist, type LiveStatus } from './useLiveWaitlist.js';
-import { useMailStatus } from './useMailStatus.js';
-import { dropPrefetchedFirstPage, prefetchFirstPage, useWaitlist, type UseWaitlist } from './useWaitlist.js';
-import { WaitlistTable } from './WaitlistTable.js';
+import { AccountPanel, RequiredEnrolment } from './account/AccountPanel.js';
+import { AdminApiError, fetchWaitlistInsights, isAbort, isInsufficientAal, isUnauthorized } from './common/admin-api.js';
+import { mailOffText, sessionToasts } from './common/copy.js';
+import { useAdminSession } from './common/useAdminSession.js';
+import { dropPrefetchedInsights, prefetchInsights } from './insights/insights-prefetch.js';
+import { MailPanel } from './mail/MailPanel.js';
+import { useMailStatus } from './mail/useMailStatus.js';
+import { countLine, exportTexts, filterTexts, inviteTexts, liveTexts, loadTexts, matchLine, waitlistToasts, type InviteCounts } from './waitlist/copy.js';
+import { DeleteDialog } from './waitlist/DeleteDialog.js';
+import { expectInvite, type InviteExpectation } from './waitlist/entry-status.js';
+import { downloadExport } from './waitlist/export-download.js';
+import { FilterBar } from './waitlist/FilterBar.js';
+import { dropPrefetchedFirstPage, prefetchFirstPage } from './waitlist/first-page-prefetch.js';
+import { InviteDialog } from './waitlist/InviteDialog.js';
+import { useSelection } from './waitlist/selection.js';
+import { filterKey, useFilterParams } from './waitlist/useFilterParams.js';
+import { useLiveWaitlist, type LiveStatus } from './waitlist/useLiveWaitlist.js';
+import { useWaitlist, type UseWaitlist } from './waitlist/useWaitlist.js';
+import { deleteMatchingEntries, deleteWaitlistEntries, inviteMatchingEntries, inviteWaitlistEntries } from './waitlist/waitlist-api.js';
+import { WaitlistTable } from './waitlist/WaitlistTable.js';
 
 // The insight panel carries the chart: its own chunk, so the table's first rows do not wait for it.
 // Its download starts with this module's, so it is usually in by the time the session is checked
 // and the panel renders without suspending (see preloadableLazy).
-const InsightPanel = preloadableLazy(() => import('./InsightPanel.js'));
+const InsightPanel = preloadableLazy(() => import('./insights/InsightPanel.js'));
 void InsightPanel.preload();
 
 /** The table's first page is asked for as soon as the stored session allows, from the address's filter. */
@@ -85,7 +78,7 @@ function AdminDashboard({ email }: { email: string }) {
     const auth = getAuthClient();
     // Signed out in another tab meanwhile: nothing to announce, the SIGNED_OUT event moves us on.
     const { data } = await auth.getSession().catch(() => ({ data: { session: null } }));
-    if (data.session) notifyError(adminToasts.sessionExpired);
+    if (data.session) notifyError(sessionToasts.sessionExpired);
     await auth.signOut({ scope: 'local' }).catch(() => undefined);
     void navigate(PAGES.auth.path, { replace: true });
   }, [navigate]);
@@ -167,10 +160,10 @@ function AdminDashboard({ email }: { email: string }) {
     if (error) {
       signingOutRef.current = false;
       setSigningOut(false);
-      notifyError(adminToasts.signOutFailed(authErrorMessage(error)));
+      notifyError(sessionToasts.signOutFailed(authErrorMessage(error)));
       return;
     }
-    notifySuccess(adminToasts.signedOut);
+    notifySuccess(sessionToasts.signedOut);
     void navigate(PAGES.auth.path, { replace: true });
   }
 
@@ -265,7 +258,7 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
 
   const onLoadError = useCallback(
     (error: unknown, quiet: boolean) => {
-      if (!onAccessError(error) && !quiet) notifyError(adminToasts.loadFailed);
+      if (!onAccessError(error) && !quiet) notifyError(waitlistToasts.loadFailed);
     },
     [onAccessError],
   );
@@ -348,14 +341,14 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
   function openDelete(event: MouseEvent<HTMLButtonElement>) {
     if (selection.size === 0) {
       event.preventDefault();
-      notifyError(adminToasts.noSelectionDelete);
+      notifyError(waitlistToasts.noSelectionDelete);
     }
   }
 
   async function confirmDelete() {
     if (selection.size === 0) {
       setDialogOpen(false);
-      notifyError(adminToasts.noSelectionDelete);
+      notifyError(waitlistToasts.noSelectionDelete);
       return;
     }
     setDeleting(true);
@@ -365,10 +358,10 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
       try {
         const deleted = await deleteMatchingEntries(request);
         selection.clear();
-        notifySuccess(adminToasts.deleted(deleted));
+        notifySuccess(waitlistToasts.deleted(deleted));
         reload();
       } catch (error) {
-        if (!onAccessError(error)) notifyError(adminToasts.deleteFailed(authErrorMessage(error)));
+        if (!onAccessError(error)) notifyError(waitlistToasts.deleteFailed(authErrorMessage(error)));
       } finally {
         setDeleting(false);
         setDialogOpen(false);
@@ -385,14 +378,14 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
       }
       removeEntries(deleted.map((entry) => entry.id));
       selection.clear();
-      notifySuccess(adminToasts.deleted(deleted.length));
+      notifySuccess(waitlistToasts.deleted(deleted.length));
     } catch (error) {
       if (deleted.length > 0) {
         const gone = deleted.map((entry) => entry.id);
         removeEntries(gone);
         selection.remove(gone);
       }
-      if (!onAccessError(error)) notifyError(adminToasts.deleteFailed(authErrorMessage(error)));
+      if (!onAccessError(error)) notifyError(waitlistToasts.deleteFailed(authErrorMessage(error)));
     } finally {
       setDeleting(false);
       setDialogOpen(false);
@@ -402,12 +395,12 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
   async function openInvite(event: MouseEvent<HTMLButtonElement>) {
     if (mailEnabled === false) {
       event.preventDefault();
-      notifyError(adminToasts.mailOff(mailTexts.off));
+      notifyError(waitlistToasts.mailOff(mailOffText));
       return;
     }
     if (selection.size === 0) {
       event.preventDefault();
-      notifyError(adminToasts.noSelectionInvite);
+      notifyError(waitlistToasts.noSelectionInvite);
       return;
     }
     const selected = selection.size;
@@ -428,7 +421,7 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
       setInviteCounts({ invitable: expected.counts.invited, selected });
       setInviteOpen(true);
     } catch (error) {
-      if (!onAccessError(error)) notifyError(adminToasts.inviteFailed(authErrorMessage(error)));
+      if (!onAccessError(error)) notifyError(waitlistToasts.inviteFailed(authErrorMessage(error)));
     } finally {
       setPreparingInvite(false);
     }
@@ -438,7 +431,7 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
     const request = selection.toRequest();
     if (selection.size === 0) {
       setInviteOpen(false);
-      notifyError(adminToasts.noSelectionInvite);
+      notifyError(waitlistToasts.noSelectionInvite);
       return;
     }
     setInviting(true);
@@ -463,12 +456,12 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
         }
       }
       selection.clear();
-      notifySuccess(adminToasts.invited(done));
+      notifySuccess(waitlistToasts.invited(done));
       // Someone changed these people since the table loaded them (confirmed, unsubscribed, invited
       // from another tab): the table reloads to show what the server has.
       if (!sameCounts(done, expected.counts)) reload();
     } catch (error) {
-      if (!onAccessError(error)) notifyError(adminToasts.inviteFailed(error instanceof AdminApiError && error.code === MAIL_DISABLED_CODE ? mailTexts.off : authErrorMessage(error)));
+      if (!onAccessError(error)) notifyError(waitlistToasts.inviteFailed(error instanceof AdminApiError && error.code === MAIL_DISABLED_CODE ? mailOffText : authErrorMessage(error)));
     } finally {
       setInviting(false);
       setInviteOpen(false);
@@ -481,12 +474,12 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
     let body: ExportRequest = {};
     if (kind === 'selected') {
       if (selection.size === 0) {
-        notifyError(adminToasts.noSelectionExport);
+        notifyError(waitlistToasts.noSelectionExport);
         return;
       }
       const request = selection.toRequest();
       if ('ids' in request && request.ids.length > ADMIN_MAX_IDS) {
-        notifyError(adminToasts.exportTooMany(ADMIN_MAX_IDS));
+        notifyError(waitlistToasts.exportTooMany(ADMIN_MAX_IDS));
         return;
       }
       body = request;
@@ -497,11 +490,11 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
       const controller = new AbortController();
       exportAbort.current = controller;
       const file = await downloadExport({ ...body, ...(timeZone ? { timeZone } : {}), ...(withAttribution ? { attribution: true } : {}) }, controller.signal);
-      notifySuccess(adminToasts.exported(file.rows, kind));
+      notifySuccess(waitlistToasts.exported(file.rows, kind));
     } catch (error) {
       // Left the page while the browser downloads: nobody is waiting for the toast.
       if (isAbort(error)) return;
-      if (!onAccessError(error)) notifyError(adminToasts.exportFailed(authErrorMessage(error)));
+      if (!onAccessError(error)) notifyError(waitlistToasts.exportFailed(authErrorMessage(error)));
     } finally {
       setExporting(null);
     }
@@ -619,7 +612,7 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
                     disabled={!mailOff && (selectedCount === 0 || inviting || preparingInvite)}
                     aria-disabled={mailOff || undefined}
                     aria-describedby={mailOff ? mailOffId : undefined}
-                    title={mailOff ? mailTexts.off : undefined}
+                    title={mailOff ? mailOffText : undefined}
                     onClick={(event) => void openInvite(event)}
                   >
                     {(inviting || preparingInvite) && <SpinnerIcon />}
@@ -629,7 +622,7 @@ function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onM
               />
               {mailOff && (
                 <span id={mailOffId} hidden>
-                  {mailTexts.off}
+                  {mailOffText}
                 </span>
               )}
             </div>
