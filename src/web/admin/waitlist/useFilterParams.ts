@@ -18,6 +18,16 @@ export function searchWithFilter(search: string, filter: WaitlistFilter): string
   return query ? `?${query}` : '';
 }
 
+/** `filter` with the fields of `patch` set, or removed where the patch leaves them empty or undefined. */
+export function patchFilter(filter: WaitlistFilter, patch: Partial<WaitlistFilter>): WaitlistFilter {
+  const next: WaitlistFilter = { ...filter };
+  for (const [key, value] of Object.entries(patch) as Array<[keyof WaitlistFilter, string | undefined]>) {
+    if (value === undefined || value === '') delete next[key];
+    else (next as Record<string, string>)[key] = value;
+  }
+  return next;
+}
+
 /**
  * The admin's filter, kept in the page address (`?q=&from=&to=&country=&source=&campaign=&status=`)
  * so a view can be shared and survives a reload. Setting it replaces the history entry: typing a
