@@ -33,7 +33,7 @@ const NO_SCRIPT_HEAD: Partial<Record<PageName, string>> = {
  * the page → its panel → the chart). The landing page's HTML names none of it.
  */
 const CLIENT_ONLY_CODE: Partial<Record<PageName, string[]>> = {
-  admin: ['app/start.tsx', 'admin/AdminPage.tsx', 'admin/InsightPanel.tsx', 'admin/signup-chart.ts'],
+  admin: ['app/start.tsx', 'admin/AdminPage.tsx', 'admin/insights/InsightPanel.tsx', 'admin/insights/signup-chart.ts'],
   auth: ['app/start.tsx', 'auth/AuthPage.tsx'],
 };
 

@@ -182,9 +182,9 @@ describe('landing page weight (production build)', () => {
       needed.add(chunk.file);
       for (const imported of chunk.imports ?? []) visit(imported);
     };
-    for (const key of ['app/start.tsx', 'admin/AdminPage.tsx', 'admin/InsightPanel.tsx', 'admin/signup-chart.ts']) visit(key);
+    for (const key of ['app/start.tsx', 'admin/AdminPage.tsx', 'admin/insights/InsightPanel.tsx', 'admin/insights/signup-chart.ts']) visit(key);
     expect([...preloads(PAGES.admin.file)].sort()).toEqual([...needed].sort());
-    const admin = new Set(['admin/AdminPage.tsx', 'admin/InsightPanel.tsx', 'admin/signup-chart.ts'].map((key) => manifest[key]!.file));
+    const admin = new Set(['admin/AdminPage.tsx', 'admin/insights/InsightPanel.tsx', 'admin/insights/signup-chart.ts'].map((key) => manifest[key]!.file));
     expect([...preloads(PAGES.home.file)].filter((file) => admin.has(file))).toEqual([]);
   });
 

@@ -1,23 +1,10 @@
-import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { siteContent } from '../../shared/site/content.js';
-import {
-  LINK_ERRORS,
-  PREFERENCES_ACTION_FIELD,
-  type LinkErrorCode,
-  type PreferencesAction,
-  type PreferencesView,
-  type UnsubscribeOutcome,
-} from '../../shared/waitlist/consent-contract.js';
-import { SIGNUP_TOASTS } from '../../shared/waitlist/signup-contract.js';
-import { useLocation } from '../site/router.js';
-import { notifyError } from '../site/toast.js';
+import { PREFERENCES_ACTION_FIELD, type PreferencesAction, type PreferencesView, type UnsubscribeOutcome } from '../../shared/waitlist/consent-contract.js';
 import { ConfirmDialog } from '../ui/ConfirmDialog.js';
 import { buttonColors, buttonSizes, SpinnerIcon } from '../ui/controls.js';
-import { eraseLink, linkTokenOf, readPreferences, unsubscribeLink, type LinkAnswer } from '../waitlist/link-actions.js';
-import { useHydrated } from '../waitlist/useHydrated.js';
-import { headingStyles, LinkPageCard, ResultView, StatusIcon } from './link-page-parts.js';
-
-type Final = { kind: 'erased' } | { kind: 'error'; code: LinkErrorCode };
+import { eraseLink, readPreferences, unsubscribeLink, type LinkAnswer } from '../waitlist/link-actions.js';
+import { LinkPageView, StatusIcon, useLinkPage } from './link-page-parts.js';
 
 const rowStyles = 'rounded-xl border border-white/10 bg-slate-950/40 p-4 text-left sm:p-5';
 const rowLayout = 'flex flex-col gap-4 sm:flex-row sm:items-center sm:justify-between';
@@ -46,27 +33,15 @@ function Lead({ email }: { email: string | null }) {
  */
 export function PreferencesPage() {
   const { preferencesPage: text } = siteContent;
-  const hydrated = useHydrated();
-  const { search } = useLocation();
-  const token = hydrated ? linkTokenOf(search) : undefined;
+  const page = useLinkPage<'erased'>();
+  const { hydrated, token, showFailure } = page;
   const [view, setView] = useState<PreferencesView | null>(null);
   const [busy, setBusy] = useState<PreferencesAction | null>(null);
   const [unsubscribed, setUnsubscribed] = useState<UnsubscribeOutcome | null>(null);
-  const [final, setFinal] = useState<Final | null>(null);
-  /** A refusal worth retrying in a moment (rate limited): said above the buttons, which stay. */
-  const [notice, setNotice] = useState<LinkErrorCode | null>(null);
   const [confirmingErase, setConfirmingErase] = useState(false);
-  const finalHeadingRef = useRef<HTMLHeadingElement>(null);
   const unsubscribedHeadingRef = useRef<HTMLHeadingElement>(null);
   const unsubscribeHintId = useId();
   const eraseHintId = useId();
-
-  /** A refusal: a toast when it may just be the connection, a notice when it is worth a retry, else the page's outcome. */
-  const showFailure = useCallback((error: LinkErrorCode | 'failure') => {
-    if (error === 'failure') notifyError(SIGNUP_TOASTS.failure);
-    else if (error === 'rate_limited') setNotice(error);
-    else setFinal({ kind: 'error', code: error });
-  }, []);
 
   useEffect(() => {
     if (!token) return;
@@ -82,16 +57,13 @@ export function PreferencesPage() {
   }, [token, showFailure]);
 
   useEffect(() => {
-    if (final) finalHeadingRef.current?.focus();
-  }, [final]);
-  useEffect(() => {
     if (unsubscribed) unsubscribedHeadingRef.current?.focus();
   }, [unsubscribed]);
 
   async function run<T>(action: PreferencesAction, call: (token: string) => Promise<LinkAnswer<T>>, done: (value: T) => void) {
     if (busy || !token) return;
     setBusy(action);
-    setNotice(null);
+    page.clearNotice();
     const answer = await call(token);
     setBusy(null);
     setConfirmingErase(false);
@@ -100,44 +72,21 @@ export function PreferencesPage() {
   }
 
   const unsubscribe = () => void run('unsubscribe', unsubscribeLink, setUnsubscribed);
-  const erase = () => void run('erase', eraseLink, () => setFinal({ kind: 'erased' }));
-
-  if (final) {
-    const shown = final.kind === 'erased' ? text.erase.done : LINK_ERRORS[final.code];
-    return (
-      <LinkPageCard>
-        <ResultView
-          tone={final.kind === 'erased' ? 'success' : 'warning'}
-          title={shown.title}
-          message={shown.message}
-          homeLink={text.homeLink}
-          headingRef={finalHeadingRef}
-        />
-      </LinkPageCard>
-    );
-  }
-  if (token === null) {
-    return (
-      <LinkPageCard>
-        <ResultView tone="warning" title={text.title} message={text.missingToken} homeLink={text.homeLink} />
-      </LinkPageCard>
-    );
-  }
+  const erase = () => void run('erase', eraseLink, () => page.finish('erased'));
 
   const unsubscribeResult = unsubscribed ?? (view?.status === 'unsubscribed' ? 'already_unsubscribed' : null);
   const unsubscribeDone = unsubscribeResult === 'unsubscribed' ? text.unsubscribe.done : text.unsubscribe.already;
 
   return (
-    <LinkPageCard busy={busy !== null || (token !== undefined && view === null)}>
-      <StatusIcon tone="mail" />
-      <h1 className={headingStyles}>{text.title}</h1>
-      <Lead email={view?.email ?? null} />
-      {notice && (
-        <div role="alert" className="mt-6 rounded-xl border border-amber-300/30 bg-amber-400/10 px-4 py-3 text-left text-sm text-amber-100">
-          <p className="font-semibold">{LINK_ERRORS[notice].title}</p>
-          <p className="mt-1">{LINK_ERRORS[notice].message}</p>
-        </div>
-      )}
+    <LinkPageView
+      state={page}
+      title={text.title}
+      missingToken={text.missingToken}
+      homeLink={text.homeLink}
+      done={() => text.erase.done}
+      busy={busy !== null || (token !== undefined && view === null)}
+      lead={<Lead email={view?.email ?? null} />}
+    >
       {/* No action: the form posts to this very address, token included (the no-JavaScript path). */}
       <form method="post" onSubmit={(event) => event.preventDefault()} className="mt-8 space-y-3">
         {unsubscribeResult ? (
@@ -195,7 +144,7 @@ export function PreferencesPage() {
               onConfirm={erase}
               onCloseAutoFocus={(event) => {
                 // Erased (or refused for good): the trigger is gone, the outcome's heading takes focus.
-                const heading = finalHeadingRef.current;
+                const heading = page.headingRef.current;
                 if (!heading) return;
                 event.preventDefault();
                 heading.focus();
@@ -237,7 +186,7 @@ export function PreferencesPage() {
           </details>
         )}
       </form>
-    </LinkPageCard>
+    </LinkPageView>
   );
 }
 

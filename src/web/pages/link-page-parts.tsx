@@ -1,7 +1,12 @@
-import type { ReactNode, Ref } from 'react';
+import { useCallback, useEffect, useRef, useState, type ReactNode, type Ref, type RefObject } from 'react';
 import { PAGES } from '../../shared/site/pages.js';
-import { Link } from '../site/router.js';
+import { LINK_ERRORS, type LinkErrorCode } from '../../shared/waitlist/consent-contract.js';
+import { SIGNUP_TOASTS } from '../../shared/waitlist/signup-contract.js';
+import { Link, useLocation } from '../site/router.js';
+import { notifyError } from '../site/toast.js';
 import { cardStyles, primaryLinkStyles } from '../ui/styles.js';
+import { linkTokenOf } from '../waitlist/link-actions.js';
+import { useHydrated } from '../waitlist/useHydrated.js';
 
 /** The parts the e-mail link pages (/confirm, /unsubscribe) and their no-JavaScript answers share. */
 
@@ -81,5 +86,102 @@ export function ResultView({ tone, title, message, homeLink, headingRef }: Resul
         {homeLink}
       </Link>
     </>
+  );
+}
+
+/** Where a link page's action ended: its own outcome (`value`), or a link error, shown in place of its controls. */
+export type LinkOutcome<T> = { kind: 'done'; value: T } | { kind: 'error'; code: LinkErrorCode };
+
+export interface LinkPageState<T> {
+  /** False on the server and while hydrating. */
+  hydrated: boolean;
+  /** The link's token: undefined until hydrated (the page is prerendered without one), null when the address has none. */
+  token: string | null | undefined;
+  outcome: LinkOutcome<T> | null;
+  /** Ends the page with its own outcome. */
+  finish: (value: T) => void;
+  /** A refusal worth retrying in a moment (rate limited): said above the page's buttons, which stay. */
+  notice: LinkErrorCode | null;
+  clearNotice: () => void;
+  /** A refusal: a toast when it may just be the connection, a notice when it is worth a retry, else the page's outcome. */
+  showFailure: (error: LinkErrorCode | 'failure') => void;
+  /** The outcome's heading: it takes focus when the outcome replaces the control that had it. */
+  headingRef: RefObject<HTMLHeadingElement | null>;
+}
+
+/** The state the e-mail link pages (/confirm, /unsubscribe) share: the token, the outcome and the notice. */
+export function useLinkPage<T>(): LinkPageState<T> {
+  const hydrated = useHydrated();
+  const { search } = useLocation();
+  const token = hydrated ? linkTokenOf(search) : undefined;
+  const [outcome, setOutcome] = useState<LinkOutcome<T> | null>(null);
+  const [notice, setNotice] = useState<LinkErrorCode | null>(null);
+  const headingRef = useRef<HTMLHeadingElement>(null);
+
+  useEffect(() => {
+    // The button that had focus is gone: take screen-reader users to the outcome.
+    if (outcome) headingRef.current?.focus();
+  }, [outcome]);
+
+  const finish = useCallback((value: T) => setOutcome({ kind: 'done', value }), []);
+  const clearNotice = useCallback(() => setNotice(null), []);
+  const showFailure = useCallback((error: LinkErrorCode | 'failure') => {
+    if (error === 'failure') notifyError(SIGNUP_TOASTS.failure);
+    else if (error === 'rate_limited') setNotice(error);
+    else setOutcome({ kind: 'error', code: error });
+  }, []);
+
+  return { hydrated, token, outcome, finish, notice, clearNotice, showFailure, headingRef };
+}
+
+export interface LinkPageViewProps<T> {
+  state: LinkPageState<T>;
+  /** The page's heading, also the missing-token answer's. */
+  title: string;
+  missingToken: string;
+  homeLink: string;
+  /** What the page's own outcome says. */
+  done: (value: T) => { title: string; message: string };
+  busy: boolean;
+  /** The text under the heading. */
+  lead: ReactNode;
+  /** The page's form. */
+  children: ReactNode;
+}
+
+/**
+ * A link page in each of its states: the outcome (or link error) once there is one, the missing
+ * token's answer, else its heading, lead, notice and form (also while loading, marked busy).
+ */
+export function LinkPageView<T>({ state, title, missingToken, homeLink, done, busy, lead, children }: LinkPageViewProps<T>) {
+  const { outcome, token, notice, headingRef } = state;
+  if (outcome) {
+    const shown = outcome.kind === 'done' ? done(outcome.value) : LINK_ERRORS[outcome.code];
+    return (
+      <LinkPageCard>
+        <ResultView tone={outcome.kind === 'done' ? 'success' : 'warning'} title={shown.title} message={shown.message} homeLink={homeLink} headingRef={headingRef} />
+      </LinkPageCard>
+    );
+  }
+  if (token === null) {
+    return (
+      <LinkPageCard>
+        <ResultView tone="warning" title={title} message={missingToken} homeLink={homeLink} />
+      </LinkPageCard>
+    );
+  }
+  return (
+    <LinkPageCard busy={busy}>
+      <StatusIcon tone="mail" />
+      <h1 className={headingStyles}>{title}</h1>
+      {lead}
+      {notice && (
+        <div role="alert" className="mt-6 rounded-xl border border-amber-300/30 bg-amber-400/10 px-4 py-3 text-left text-sm text-amber-100">
+          <p className="font-semibold">{LINK_ERRORS[notice].title}</p>
+          <p className="mt-1">{LINK_ERRORS[notice].message}</p>
+        </div>
+      )}
+      {children}
+    </LinkPageCard>
   );
 }
