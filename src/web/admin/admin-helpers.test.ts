@@ -7,7 +7,6 @@ import { parseWaitlistEvent, retryDelay } from './useLiveWaitlist.js';
 import { filterFromSearchParams, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { ENTRY_STATUSES, NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { NO_ATTRIBUTION } from '../../shared/waitlist/attribution.js';
-import { countCsvRows } from '../../shared/csv.js';
 import { Selection } from './selection.js';
 import { waitlistEntry } from '../../../tests/support/entries.js';
 
@@ -36,18 +35,6 @@ describe('admin copy', () => {
     expect(adminToasts.noSelectionExport.title).toBe('No entries selected');
     expect(adminToasts.signedOut).toEqual({ title: 'Signed out successfully' });
     expect(adminToasts.signOutFailed('boom')).toEqual({ title: 'Error signing out', description: 'boom' });
-  });
-});
-
-describe('countCsvRows', () => {
-  it('counts data rows, not the header, the BOM or a final line break', () => {
-    expect(countCsvRows('\uFEFFEmail,Date Joined,IP Address,Location\r\n')).toBe(0);
-    expect(countCsvRows('\uFEFFEmail,Date Joined\r\na@x.com,"Nov 22, 2026, 06:04 AM"\r\nb@x.com,x\r\n')).toBe(2);
-    expect(countCsvRows('h\na\nb')).toBe(2);
-  });
-
-  it('ignores line breaks inside quoted cells', () => {
-    expect(countCsvRows('h1,h2\r\n"multi\r\nline",x\r\n"say ""hi""",y\r\n')).toBe(2);
   });
 });
 
