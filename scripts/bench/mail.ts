@@ -128,7 +128,7 @@ if (!fs.existsSync(mainJs) || !fs.existsSync(transportJs)) {
 }
 
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waitlist-bench-mail-'));
-const jsDir = transpileFiles(benchDir, ['lib/load-generator.ts', 'lib/addresses.ts', 'lib/histogram.ts', 'lib/mail-floor.ts'], path.join(workDir, 'js'), projectRoot);
+const jsDir = transpileFiles(benchDir, ['lib/load-generator.ts', 'lib/addresses.ts', 'lib/histogram.ts', 'lib/mail-floor.ts', '../../src/server/geolocation/ip.ts'], path.join(workDir, 'js'), projectRoot);
 /** Letters and digits only: the LIKE-safe prefix of every address of this run. */
 const prefix = `mail${randomBytes(4).toString('hex')}`;
 const messageIdHost = new URL(PUBLIC_URL).hostname;

@@ -104,7 +104,7 @@ if (!fs.existsSync(mainJs)) {
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waitlist-bench-'));
 const jsDir = transpileFiles(
   benchDir,
-  ['floor-server.ts', ...fs.readdirSync(path.join(benchDir, 'lib')).filter((f) => f.endsWith('.ts')).map((f) => `lib/${f}`)],
+  ['floor-server.ts', ...fs.readdirSync(path.join(benchDir, 'lib')).filter((f) => f.endsWith('.ts')).map((f) => `lib/${f}`), '../../src/server/geolocation/ip.ts'],
   path.join(workDir, 'js'),
   projectRoot,
 );

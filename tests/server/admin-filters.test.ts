@@ -21,7 +21,7 @@ import {
   NONE_VALUE,
   type WaitlistFilter,
 } from '../../src/shared/admin/waitlist-filter.js';
-import { readCsvRecords } from '../../src/shared/csv.js';
+import { readCsvRecords } from '../../src/server/csv/read-records.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { waitlistEntry } from '../support/entries.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CSV_BOM } from '../../src/shared/csv.js';
-import { ATTRIBUTION_CSV_COLUMNS, parseWaitlistCsv, waitlistCsvChunks, waitlistCsvHeader, waitlistCsvRecord } from '../../src/shared/waitlist/csv.js';
+import { parseWaitlistCsv } from '../../src/server/csv/read-waitlist.js';
+import { ATTRIBUTION_CSV_COLUMNS, waitlistCsvChunks, waitlistCsvHeader, waitlistCsvRecord } from '../../src/shared/waitlist/csv.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { waitlistEntry } from '../support/entries.js';
 

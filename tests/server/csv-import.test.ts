@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CSV_BOM, csvRecord, readCsvRecords, removeFormulaQuote } from '../../src/shared/csv.js';
-import {
-  CsvHeaderError,
-  parseDateJoined,
-  parseIpAddress,
-  parseLocation,
-  parseWaitlistCsv,
-  waitlistCsvChunks,
-} from '../../src/shared/waitlist/csv.js';
+import { readCsvRecords } from '../../src/server/csv/read-records.js';
+import { CsvHeaderError, parseWaitlistCsv } from '../../src/server/csv/read-waitlist.js';
+import { CSV_BOM, csvRecord, removeFormulaQuote } from '../../src/shared/csv.js';
+import { parseDateJoined, parseIpAddress, parseLocation, waitlistCsvChunks } from '../../src/shared/waitlist/csv.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';

@@ -9,7 +9,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 
-/** Transpiles `files` (paths relative to `sourceDir`) into `outDir`, same layout; returns `outDir`. */
+/**
+ * Transpiles `files` (paths relative to `sourceDir`, which may lead out of it into the project, as
+ * `../../src/server/geolocation/ip.ts`) into `outDir`, laid out as the project is, so relative
+ * imports between them resolve; returns the directory standing for `sourceDir` in `outDir`.
+ */
 export function transpileFiles(sourceDir: string, files: readonly string[], outDir: string, projectRoot: string): string {
   for (const relative of files) {
     const file = path.join(sourceDir, relative);
@@ -17,12 +21,14 @@ export function transpileFiles(sourceDir: string, files: readonly string[], outD
       fileName: file,
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
     });
-    const target = path.join(outDir, relative).replace(/\.ts$/, '.js');
+    const target = path.join(outDir, path.relative(projectRoot, file)).replace(/\.ts$/, '.js');
     fs.mkdirSync(path.dirname(target), { recursive: true });
     fs.writeFileSync(target, outputText);
   }
   fs.writeFileSync(path.join(outDir, 'package.json'), '{ "type": "module" }\n');
-  const modules = path.join(outDir, 'node_modules');
+  const jsDir = path.join(outDir, path.relative(projectRoot, sourceDir));
+  fs.mkdirSync(jsDir, { recursive: true });
+  const modules = path.join(jsDir, 'node_modules');
   if (!fs.existsSync(modules)) fs.symlinkSync(path.join(projectRoot, 'node_modules'), modules, 'dir');
-  return outDir;
+  return jsDir;
 }

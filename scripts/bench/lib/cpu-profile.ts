@@ -68,7 +68,7 @@ const packagesOf = (category: Category, names: string[]) => names.forEach((name)
 packagesOf(CATEGORIES.validation, ['zod', 'fastify-type-provider-zod', 'ajv', 'ajv-formats', '@fastify/ajv-compiler', 'fast-uri']);
 packagesOf(CATEGORIES.json, ['secure-json-parse']);
 packagesOf(CATEGORIES.serialization, ['fast-json-stringify', '@fastify/fast-json-stringify-compiler', 'json-schema-ref-resolver']);
-packagesOf(CATEGORIES.rateLimit, ['@fastify/rate-limit', 'ip-address', 'toad-cache', 'ioredis']);
+packagesOf(CATEGORIES.rateLimit, ['@fastify/rate-limit', 'ip-address', 'toad-cache', 'ioredis', 'rate-limiter-flexible']);
 packagesOf(CATEGORIES.geolocation, ['maxmind', 'mmdb-lib', 'tiny-lru']);
 packagesOf(CATEGORIES.logging, [
   'pino',

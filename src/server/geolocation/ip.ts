@@ -87,27 +87,12 @@ export function ipv6Words(ip: string, out: Uint32Array): boolean {
   return true;
 }
 
-/** A prefix of `bits` bits, as the words it starts with. */
-interface Prefix {
-  words: Uint32Array;
-  bits: number;
-}
-
-/** True when the leading `prefix.bits` bits of `words` are the prefix's. */
-function inPrefix(words: Uint32Array, prefix: Prefix): boolean {
-  for (let w = 0, left = prefix.bits; left > 0; w++, left -= 32) {
-    const shift = Math.max(0, 32 - left);
-    // Unsigned compare of the leading bits of this word (a shift of 32 would be a no-op in JS).
-    if (shift < 32 && words[w]! >>> shift !== prefix.words[w]! >>> shift) return false;
-  }
-  return true;
-}
-
 /**
  * Ranges that never belong to a place: private, loopback, link-local, documentation, multicast...
  * (No ::ffff:0:0/96 rule: mapped addresses are folded to IPv4 by normalizeIp before they get here.)
- * The tests check isPublicIp against node's BlockList built from this same list. (The signup
- * benchmark's load generator keeps its own copy: it runs as plain JavaScript outside the project.)
+ * Declared here only: the signup benchmark's load generator draws its client addresses outside
+ * them through isPublicIp (scripts/bench/lib/addresses.ts), so this module imports nothing but
+ * node:net (the benchmark runs it as plain JavaScript).
  */
 export const NON_PUBLIC_PREFIXES = {
   ipv4: [
@@ -137,25 +122,14 @@ export const NON_PUBLIC_PREFIXES = {
   ],
 } as const;
 
-// Checked on the parsed address rather than with node's BlockList, which builds a SocketAddress
-// object per check (a few µs of every signup).
-const NON_PUBLIC_V4: Prefix[] = NON_PUBLIC_PREFIXES.ipv4.map(([prefix, bits]) => ({ words: Uint32Array.of(ipv4Value(prefix)), bits }));
-const NON_PUBLIC_V6: Prefix[] = NON_PUBLIC_PREFIXES.ipv6.map(([prefix, bits]) => {
-  const words = new Uint32Array(4);
-  ipv6Words(prefix, words);
-  return { words, bits };
-});
-
-const scratch = new Uint32Array(4);
+const NON_PUBLIC = new net.BlockList();
+for (const [prefix, bits] of NON_PUBLIC_PREFIXES.ipv4) NON_PUBLIC.addSubnet(prefix, bits, 'ipv4');
+for (const [prefix, bits] of NON_PUBLIC_PREFIXES.ipv6) NON_PUBLIC.addSubnet(prefix, bits, 'ipv6');
 
 /** True for a normalised address that can have a geographic location. */
 export function isPublicIp(ip: string): boolean {
-  if (ip.includes(':')) {
-    if (!ipv6Words(ip, scratch)) return false; // not IPv6, or with a zone id (link-local anyway)
-    return !NON_PUBLIC_V6.some((prefix) => inPrefix(scratch, prefix));
-  }
-  const v4 = ipv4Value(ip);
-  if (v4 < 0) return false;
-  scratch[0] = v4;
-  return !NON_PUBLIC_V4.some((prefix) => inPrefix(scratch, prefix));
+  const family = net.isIP(ip);
+  // Not an address (BlockList.check answers false for those), or IPv6 with a zone id (link-local anyway).
+  if (family === 0 || ip.includes('%')) return false;
+  return !NON_PUBLIC.check(ip, family === 4 ? 'ipv4' : 'ipv6');
 }

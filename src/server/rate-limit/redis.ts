@@ -1,10 +1,16 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type * as ioredis from 'ioredis';
+import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { optionalModule } from '../runtime/optional-module.js';
 import type { RateLimitStore } from './store.js';
 
 /** ioredis, loaded only when REDIS_URL is set. */
 const loadIoredis = optionalModule<typeof ioredis>('ioredis');
+/**
+ * rate-limiter-flexible's Redis limiter, loaded only when REDIS_URL is set: its own module, not
+ * the package's index, which loads every store the package has (some 25 modules).
+ */
+const loadRateLimiterRedis = optionalModule<typeof RateLimiterRedis>('rate-limiter-flexible/lib/RateLimiterRedis.js');
 
 export const DEFAULT_REDIS_PREFIX = 'waitlist:rl:';
 
@@ -17,32 +23,24 @@ export interface RedisStoreOptions {
 }
 
 /**
- * INCR and, on the first hit of a window, PEXPIRE in one script, so a window can never be left
- * without an expiry (and so never end) whatever happens between the two. A key without a TTL
- * (written by something else) gets one too.
+ * rate-limiter-flexible's counting script (SET NX with the window's expiry, INCRBY, PTTL, and an
+ * expiry for a key left without one), with the expiry in milliseconds (PX, PEXPIRE) where the
+ * library's has seconds: SIGNUP_RATE_LIMIT_WINDOW_MS is in milliseconds. The library passes the
+ * window as ARGV[2] in what it takes for seconds; it is given milliseconds (see `windowOf`).
  */
 const HIT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
+redis.call('SET', KEYS[1], 0, 'PX', ARGV[2], 'NX')
+local count = redis.call('INCRBY', KEYS[1], ARGV[1])
 local ttl = redis.call('PTTL', KEYS[1])
-if count == 1 or ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
+if ttl == -1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  ttl = tonumber(ARGV[2])
 end
 return {count, ttl}
 `;
 
-const PEEK_SCRIPT = `
-local count = redis.call('GET', KEYS[1])
-if not count then return {0, 0} end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then ttl = 0 end
-return {tonumber(count), ttl}
-`;
-
-function asPair(reply: unknown): [number, number] {
-  if (!Array.isArray(reply) || reply.length !== 2) throw new Error(`unexpected Redis reply: ${JSON.stringify(reply)}`);
-  return [Number(reply[0]), Number(reply[1])];
-}
+/** The per-hit window for the limiter, whose durations are seconds: milliseconds, for HIT_SCRIPT. */
+const windowOf = (windowMs: number) => ({ customDuration: windowMs });
 
 /**
  * Fixed-window counters in Redis (a key per window that expires with it), shared by every instance
@@ -77,20 +75,32 @@ export async function redisStore(url: string, options: RedisStoreOptions = {}): 
     down = false;
   });
 
+  // The windows are rate-limiter-flexible's, on this client (HIT_SCRIPT becomes a command of it:
+  // EVALSHA, not the script's text per hit). `penalty` counts a hit without judging it (callers
+  // compare the count with their limit), so `points` plays no part; the window comes with each hit.
+  const limiter = new (loadRateLimiterRedis())({
+    storeClient: client,
+    keyPrefix: '',
+    points: 1,
+    duration: 0,
+    customIncrTtlLuaScript: HIT_SCRIPT,
+    rejectIfRedisNotReady: true,
+  });
+
   await client.connect().catch(() => undefined); // already reported by the error listener
 
   return {
     kind: 'redis',
     async hit(key, limit) {
-      const [count, ttl] = asPair(await client.eval(HIT_SCRIPT, 1, prefix + key, String(limit.windowMs)));
-      return { count, resetInMs: Math.max(0, ttl) };
+      const state = await limiter.penalty(prefix + key, 1, windowOf(limit.windowMs));
+      return { count: state.consumedPoints, resetInMs: Math.max(0, state.msBeforeNext) };
     },
     async peek(key) {
-      const [count, ttl] = asPair(await client.eval(PEEK_SCRIPT, 1, prefix + key));
-      return { count, resetInMs: Math.max(0, ttl) };
+      const state = await limiter.get(prefix + key);
+      return state ? { count: state.consumedPoints, resetInMs: Math.max(0, state.msBeforeNext) } : { count: 0, resetInMs: 0 };
     },
     async reset(key) {
-      await client.del(prefix + key);
+      await limiter.delete(prefix + key);
     },
     async resetPrefix(keyPrefix) {
       // SCAN, not KEYS: it does not block the server. Glob characters in the prefix are escaped.

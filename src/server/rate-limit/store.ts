@@ -16,7 +16,8 @@ export interface WindowState {
 /**
  * Fixed-window counters behind every rate limit of the app (signups, sign-in brute force).
  * Implementations: `memoryStore` (one process), `databaseStore` (table auth_rate_limits, shared by
- * every instance on the database) and `redisStore` (shared through Redis). Pick one with
+ * every instance on the database) and `redisStore` (shared through Redis, counted by
+ * rate-limiter-flexible; why the other two are our own: docs/decisions/018). Pick one with
  * `createRateLimitStores` (index.ts).
  */
 export interface RateLimitStore {

@@ -1,9 +1,9 @@
-import { csvField, csvRecord, CSV_BOM, CSV_EOL, isBlankRecord, readCsvRecords, removeFormulaQuote, type CsvRecord } from '../csv.js';
+import { csvField, csvRecord, CSV_BOM, CSV_EOL } from '../csv.js';
 import { isValidWallTime, wallTimeToUtc, type WallTime } from '../time-zone.js';
 import { formatDateJoined, formatIpAddress, formatLocation } from './display.js';
 import { checkWaitlistEmail } from './email.js';
-import { ENTRY_STATUSES, NO_CONSENT_RECORD, type EntryLocation, type EntryStatus, type WaitlistEntry } from './entry.js';
-import { cleanLandingPath, cleanReferrer, cleanUtmValue, deriveSource, formatSource, NO_ATTRIBUTION, type UtmField } from './attribution.js';
+import { ENTRY_STATUSES, type EntryLocation, type EntryStatus, type WaitlistEntry } from './entry.js';
+import { cleanLandingPath, cleanReferrer, cleanUtmValue, formatSource, type UtmField } from './attribution.js';
 
 /**
  * The waitlist as CSV, both ways: the admin export and `npm run db -- export` write it, `npm run db
@@ -34,8 +34,7 @@ import { cleanLandingPath, cleanReferrer, cleanUtmValue, deriveSource, formatSou
  *   Source is not read back: it is derived again from UTM Source and Referrer, so an imported entry
  *   groups exactly as a signup with the same values would (a hand-edited Source cannot disagree).
  *
- * The whole file is parsed from one string; at 100,000 lines that is ~10 MB of text plus one small
- * object per row, which is fine for a command-line tool.
+ * The file is read by the server (../../server/csv/read-waitlist.ts), with these columns.
  */
 
 /** What a cell contributes to an imported entry, or why the line is bad. */
@@ -63,7 +62,7 @@ export function parseIpAddress(value: string): string | null {
 
 export type ParsedLocation = EntryLocation;
 
-const NO_LOCATION: ParsedLocation = { city: null, region: null, country: null };
+export const NO_LOCATION: ParsedLocation = { city: null, region: null, country: null };
 
 /**
  * The export writes Location as the non-empty parts of (city, region, country) joined with ", ",
@@ -157,7 +156,7 @@ export function parseDateJoined(value: string, timeZone = 'UTC'): string | null 
 // Columns
 
 /** Shows a cell in a message: quoted, escaped, and cut short. */
-function show(value: string): string {
+export function show(value: string): string {
   return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
 }
 
@@ -265,13 +264,10 @@ export const ATTRIBUTION_CSV_COLUMNS = {
 } as const satisfies Record<string, WaitlistCsvColumn>;
 
 /** Every column a file may have, in the order the export writes them. */
-const ALL_CSV_COLUMNS = { ...WAITLIST_CSV_COLUMNS, ...CONSENT_CSV_COLUMNS, ...ATTRIBUTION_CSV_COLUMNS };
-type ColumnKey = keyof typeof ALL_CSV_COLUMNS;
-const COLUMN_KEYS = Object.keys(ALL_CSV_COLUMNS) as ColumnKey[];
+export const ALL_CSV_COLUMNS = { ...WAITLIST_CSV_COLUMNS, ...CONSENT_CSV_COLUMNS, ...ATTRIBUTION_CSV_COLUMNS };
 const SPEC_COLUMNS: readonly WaitlistCsvColumn[] = Object.values(WAITLIST_CSV_COLUMNS);
 const CONSENT_COLUMNS: readonly WaitlistCsvColumn[] = Object.values(CONSENT_CSV_COLUMNS);
 const ATTRIBUTION_COLUMNS: readonly WaitlistCsvColumn[] = Object.values(ATTRIBUTION_CSV_COLUMNS);
-const HEADERS = SPEC_COLUMNS.map((c) => c.header);
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -325,131 +321,4 @@ export async function* waitlistCsvChunks(
     onBatch?.(batch.length);
     yield chunk;
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reading
-
-/** A good line of the file: a waitlist entry to insert, and where it came from. */
-export type ImportRow = ImportedEntry & { line: number };
-
-export interface BadLine {
-  line: number;
-  reason: string;
-}
-
-export interface ParsedWaitlistCsv {
-  rows: ImportRow[];
-  bad: BadLine[];
-  /** Records repeating an e-mail address (case-insensitively) already seen earlier in the file. */
-  duplicates: number;
-  /** Non-fatal remarks about the header (ignored columns, missing Date Joined). */
-  warnings: string[];
-}
-
-/** The file cannot be imported at all (no header, no Email column, a column named twice). */
-export class CsvHeaderError extends Error {
-  override name = 'CsvHeaderError';
-}
-
-function normalizeHeader(value: string): string {
-  // A byte-order mark can stand here too when npm's banner came before the exported file.
-  return removeFormulaQuote(value.replace(/^\uFEFF/, '')).trim().replace(/\s+/g, ' ').toLowerCase();
-}
-
-const HEADER_KEYS = new Map<string, ColumnKey>(COLUMN_KEYS.map((key) => [ALL_CSV_COLUMNS[key].header.toLowerCase(), key]));
-const EXPECTED_HEADER = HEADERS.join(', ');
-
-/** Where each known column stands in the file; throws CsvHeaderError when Email is missing or a column repeats. */
-function readHeader(header: CsvRecord, warnings: string[]): Partial<Record<ColumnKey, number>> {
-  const index: Partial<Record<ColumnKey, number>> = {};
-  const ignored: string[] = [];
-  header.fields.forEach((raw, i) => {
-    const name = normalizeHeader(raw);
-    const key = HEADER_KEYS.get(name);
-    if (!key) {
-      if (name !== '') ignored.push(raw.trim());
-      return;
-    }
-    if (index[key] !== undefined) {
-      throw new CsvHeaderError(`Line ${header.line}: the column "${ALL_CSV_COLUMNS[key].header}" appears twice in the header.`);
-    }
-    index[key] = i;
-  });
-  if (index.email === undefined) {
-    const first = header.fields.join(',');
-    const hint = /^\s*>\s/.test(first)
-      ? ' This looks like npm\'s script banner: export with `npm run --silent db -- export > FILE` (or --output FILE).'
-      : '';
-    throw new CsvHeaderError(`Line ${header.line}: the header row has no "Email" column (expected ${EXPECTED_HEADER}; got ${show(first)}).${hint}`);
-  }
-  if (ignored.length > 0) warnings.push(`Ignoring unknown column${ignored.length === 1 ? '' : 's'}: ${ignored.map(show).join(', ')}.`);
-  return index;
-}
-
-/**
- * Parses a whole waitlist CSV. Throws CsvHeaderError when the file cannot be imported at all;
- * otherwise every record becomes a row, a bad line (with its line number and why), a duplicate of
- * an earlier row (the first occurrence wins), or is a blank line (ignored).
- * `now` stamps rows when the file has no Date Joined column.
- */
-export function parseWaitlistCsv(text: string, options: { timeZone?: string; now?: Date } = {}): ParsedWaitlistCsv {
-  const timeZone = options.timeZone ?? 'UTC';
-  const records = readCsvRecords(text);
-  const result: ParsedWaitlistCsv = { rows: [], bad: [], duplicates: 0, warnings: [] };
-
-  // Pulled by hand: leaving a for-of with `break` would close the generator.
-  let header: CsvRecord | undefined;
-  let bannerLines = 0;
-  for (let next = records.next(); !next.done; next = records.next()) {
-    if (isBlankRecord(next.value)) continue;
-    // `npm run db -- export > FILE` puts npm's "> package@version db" banner above the header.
-    if (/^> /.test(next.value.fields[0] ?? '')) {
-      bannerLines += 1;
-      continue;
-    }
-    header = next.value;
-    break;
-  }
-  if (bannerLines > 0) result.warnings.push(`Skipped ${bannerLines} line${bannerLines === 1 ? '' : 's'} of npm's script banner above the header.`);
-  if (!header) throw new CsvHeaderError(`The file is empty: expected a header row (${EXPECTED_HEADER}).`);
-  if (header.error) throw new CsvHeaderError(`Line ${header.line}: the header row is malformed: ${header.error}.`);
-
-  const index = readHeader(header, result.warnings);
-  const fallbackCreatedAt = (options.now ?? new Date()).toISOString();
-  if (index.dateJoined === undefined) result.warnings.push(`No "Date Joined" column: every entry gets the import time, ${fallbackCreatedAt}.`);
-  const present = COLUMN_KEYS.filter((key) => index[key] !== undefined);
-
-  const width = header.fields.length;
-  const seen = new Set<string>();
-  records: for (const record of records) {
-    if (isBlankRecord(record)) continue;
-    const bad = (reason: string) => result.bad.push({ line: record.line, reason });
-    if (record.error) {
-      bad(record.error);
-      continue;
-    }
-    if (record.fields.length !== width) {
-      bad(`expected ${width} column${width === 1 ? '' : 's'}, found ${record.fields.length}`);
-      continue;
-    }
-    const entry: ImportedEntry = { email: '', created_at: fallbackCreatedAt, ip_address: null, ...NO_LOCATION, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION };
-    for (const key of present) {
-      const cell = removeFormulaQuote(record.fields[index[key]!] ?? '');
-      const parsed = (ALL_CSV_COLUMNS[key] as WaitlistCsvColumn).parse(cell, timeZone);
-      if (!parsed.ok) {
-        bad(parsed.reason);
-        continue records;
-      }
-      Object.assign(entry, parsed.fields);
-    }
-    entry.source = deriveSource(entry.utm_source, entry.referrer);
-    if (seen.has(entry.email)) {
-      result.duplicates++;
-      continue;
-    }
-    seen.add(entry.email);
-    result.rows.push({ line: record.line, ...entry });
-  }
-  return result;
 }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type { Kysely } from 'kysely';
-import { CsvHeaderError, parseWaitlistCsv, type ParsedWaitlistCsv } from '../../../shared/waitlist/csv.js';
 import type { WaitlistEntry } from '../../../shared/waitlist/entry.js';
 import { createSecretBox, loadOrCreateKeyFile } from '../../auth/secret-box.js';
 import { loadConfig } from '../../config.js';
+import { CsvHeaderError, parseWaitlistCsv, type ParsedWaitlistCsv } from '../../csv/read-waitlist.js';
 import type { Database } from '../../db/schema.js';
 import { insertWaitlistEntriesSkippingDuplicates } from '../../waitlist/repository.js';
 import { countSuppressions, suppressedHashes, suppressionHash, type SuppressionBox } from '../../waitlist/suppression.js';
