@@ -7,8 +7,8 @@ import { auditEmailHash, recordAudit } from '../audit/audit-log.js';
 import { HttpError } from '../http/errors.js';
 import { sendBulkDownload } from '../http/bulk-download.js';
 import { BULK_DOWNLOAD_COMPRESSION, helmetHeaders } from '../http/security.js';
-import * as queries from './admin-repository.js';
-import { copyWaitlistCsv } from './export-copy.js';
+import * as queries from '../waitlist/admin-repository.js';
+import { copyWaitlistCsv } from '../waitlist/export-copy.js';
 import {
   beatExportDownload,
   claimExportDownload,
@@ -17,10 +17,10 @@ import {
   finishExportDownload,
   HEARTBEAT_MS,
   startExportDownloadSweep,
-} from './export-downloads.js';
-import { sqliteWaitlistCsv } from './export-sqlite.js';
-import { waitlistEmailMessage } from './emails/index.js';
-import { waitlistInsights } from './insights.js';
+} from '../waitlist/export-downloads.js';
+import { sqliteWaitlistCsv } from '../waitlist/export-sqlite.js';
+import { waitlistEmailMessage } from '../consent/emails/index.js';
+import { waitlistInsights } from '../insights/panel.js';
 import {
   ADMIN_DELETE_MATCHING_PATH,
   ADMIN_DELETE_PATH,
@@ -62,7 +62,7 @@ import { isKnownTimeZone } from '../../shared/waitlist/display.js';
 import { waitlistCsvChunks } from '../../shared/waitlist/csv.js';
 import { ATTRIBUTION_FIELDS } from '../../shared/waitlist/attribution.js';
 import { ENTRY_STATUSES, type WaitlistEntry } from '../../shared/waitlist/entry.js';
-import type { AdminPrincipal } from '../../shared/auth/admin-principal.js';
+import type { AdminPrincipal } from '../auth/admin-principal.js';
 
 /** 100,000 UUIDs as JSON are about 3.9 MB; twice that leaves room without inviting abuse. */
 const IDS_BODY_LIMIT = 8 * 1024 * 1024;

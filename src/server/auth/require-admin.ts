@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import { authenticate, checkSession, sessionLimits, type AuthFailureCode } from './authenticate.js';
 import { userHasVerifiedFactor } from './mfa.js';
-import type { AdminPrincipal } from '../../shared/auth/admin-principal.js';
+import type { AdminPrincipal } from './admin-principal.js';
 
 export type { AdminPrincipal };
 

@@ -24,7 +24,7 @@ import type {
   RefreshGrantBody,
   SessionResponse,
   UpdateUserBody,
-} from '../../shared/auth/auth-api.js';
+} from './auth-api.js';
 import { MAX_EMAIL_LENGTH } from '../../shared/waitlist/email.js';
 
 export interface AuthServiceOptions {
@@ -116,7 +116,7 @@ async function reloadUser(trx: users.Db, id: string): Promise<users.AdminUserRow
 
 /**
  * The rules of the admin auth service (sign-in, refresh rotation and reuse, logout scopes,
- * PUT /user). Input arrives parsed by the schemas of src/shared/auth/auth-api.ts; the SQL is in
+ * PUT /user). Input arrives parsed by the schemas of src/server/auth/auth-api.ts; the SQL is in
  * the *-repository.ts modules beside this file. § numbers point into the protocol document,
  * ../shared/docs/auth-protocol.md from the repository root.
  */

@@ -27,11 +27,11 @@ import {
   linkTokenRequestSchema,
   preferencesViewSchema,
   unsubscribeResultSchema,
-} from '../../shared/waitlist/consent-schema.js';
+} from './schema.js';
 import { SIGNUP_FORM_FAILURES } from '../../shared/waitlist/signup-contract.js';
-import { confirmEntry, entryIdOfToken, eraseEntry, linkError, preferencesOf, unsubscribeEntry, type ConsentDeps } from './consent-service.js';
+import { confirmEntry, entryIdOfToken, eraseEntry, linkError, preferencesOf, unsubscribeEntry, type ConsentDeps } from './service.js';
 import { verifyLinkToken } from './links.js';
-import { pageTemplateLoader, renderErrorPage } from './routes.js';
+import { pageTemplateLoader, renderErrorPage } from '../signup/routes.js';
 
 /**
  * The routes behind the links in e-mails (contract: src/shared/waitlist/consent-contract.ts):

@@ -1,6 +1,6 @@
 import { z } from 'zod/mini';
-import { ENTRY_STATUSES } from './entry.js';
-import { LINK_TOKEN_MAX_LENGTH } from './consent-contract.js';
+import { ENTRY_STATUSES } from '../../shared/waitlist/entry.js';
+import { LINK_TOKEN_MAX_LENGTH } from '../../shared/waitlist/consent-contract.js';
 
 /** Request and response schemas of the e-mail link API (consent-contract.ts), for the server and tests. */
 export const linkTokenRequestSchema = z.object({

@@ -1,7 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { isPostgres, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { countWaitlist, matching } from './admin-repository.js';
+import { countWaitlist, matching } from '../waitlist/admin-repository.js';
 import { INSIGHTS_MAX_DAYS, INSIGHTS_TOP, type InsightsTopList, type WaitlistInsights } from '../../shared/admin/waitlist-api.js';
 import { isEmptyFilter, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { ENTRY_STATUSES } from '../../shared/waitlist/entry.js';

@@ -83,7 +83,7 @@ export type SignupBatchCommit = (
 ) => Promise<boolean[]>;
 
 /**
- * The group commit's transaction (signup-batcher.ts): insertSignup for many addresses at once.
+ * The group commit's transaction (batcher.ts): insertSignup for many addresses at once.
  * Each address's suppression hash is removed; each entry is inserted unless its address is already
  * on the list (case-insensitively) or earlier in the same batch. A `false` changes nothing for that
  * entry: the caller then looks at the stored one, after the commit.

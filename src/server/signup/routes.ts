@@ -18,16 +18,16 @@ import {
   SIGNUP_FORM_FAILURES,
   SIGNUP_PATH,
 } from '../../shared/waitlist/signup-contract.js';
-import { isConsentTicked, signupCodeOf, signupRequestSchema, signupSuccessSchema } from '../../shared/waitlist/signup-schema.js';
-import { registerWaitlistEmails } from './emails/index.js';
-import { createSignupBatcher, type SignupBatchHooks } from './signup-batcher.js';
-import { isHoneypotFilled, signUp, signupError, signupUnavailable, type SignupDeps, type SignupStatus } from './signup.js';
+import { isConsentTicked, signupCodeOf, signupRequestSchema, signupSuccessSchema } from './schema.js';
+import { registerWaitlistEmails } from '../consent/emails/index.js';
+import { createSignupBatcher, type SignupBatchHooks } from './batcher.js';
+import { isHoneypotFilled, signUp, signupError, signupUnavailable, type SignupDeps, type SignupStatus } from './service.js';
 
 export interface WaitlistRoutesOptions {
   geolocator: Geolocator;
   /** The consent text settings (content.ts `consent` by default; tests pass a checkbox text). */
   consent?: SiteContent['consent'];
-  /** Test hooks of the group commit (signup-batcher.ts). */
+  /** Test hooks of the group commit (batcher.ts). */
   signupBatch?: SignupBatchHooks;
 }
 

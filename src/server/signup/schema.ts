@@ -1,7 +1,7 @@
 import { z } from 'zod/mini';
-import { ATTRIBUTION_FIELDS, type AttributionField } from './attribution.js';
-import { checkWaitlistEmail } from './email.js';
-import { CONSENT_FIELD, EMAIL_PROBLEM_CODES, HONEYPOT_FIELD, isSignupErrorCode, type SignupErrorCode } from './signup-contract.js';
+import { ATTRIBUTION_FIELDS, type AttributionField } from '../../shared/waitlist/attribution.js';
+import { checkWaitlistEmail } from '../../shared/waitlist/email.js';
+import { CONSENT_FIELD, EMAIL_PROBLEM_CODES, HONEYPOT_FIELD, isSignupErrorCode, type SignupErrorCode } from '../../shared/waitlist/signup-contract.js';
 
 /**
  * The address, checked exactly as the form checks it and returned as stored (trimmed, lower-cased).

@@ -10,10 +10,10 @@ import type { TemplatedMessage } from '../mail/outbox.js';
 import { HONEYPOT_FIELD, SIGNUP_ERRORS, type SignupErrorCode } from '../../shared/waitlist/signup-contract.js';
 import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { NO_ATTRIBUTION, type Attribution } from '../../shared/waitlist/attribution.js';
-import { confirmationMail, queueRequired, welcomeMail, type MailQueue } from './consent-mail.js';
+import { confirmationMail, queueRequired, welcomeMail, type MailQueue } from '../consent/mail.js';
 import { insertSignup, lockWaitlistEntry, updateEntryConsent } from './repository.js';
-import type { SignupBatcher } from './signup-batcher.js';
-import { suppressionHash, type SuppressionBox } from './suppression.js';
+import type { SignupBatcher } from './batcher.js';
+import { suppressionHash, type SuppressionBox } from '../consent/suppression.js';
 
 export function signupError(code: SignupErrorCode): HttpError {
   const { status, message } = SIGNUP_ERRORS[code];
@@ -22,7 +22,7 @@ export function signupError(code: SignupErrorCode): HttpError {
 
 export interface SignupDeps {
   db: Kysely<Database>;
-  /** The group commit (signup-batcher.ts); without it each signup is written in a transaction of its own. */
+  /** The group commit (batcher.ts); without it each signup is written in a transaction of its own. */
   batcher?: SignupBatcher;
   geolocator: Geolocator;
   log: GeoLogger & { info(obj: object, msg: string): void };

@@ -1,10 +1,10 @@
 import { MAX_EMAIL_LENGTH, type EmailProblem } from './email.js';
-import type { SignupRequest } from './signup-schema.js';
+import type { SignupRequest } from '../../server/signup/schema.js';
 
 /**
  * The wire contract of `POST /api/waitlist` and every text a signup can answer with, shared by the
  * form (with and without JavaScript) and the server. The request and response schemas are in
- * signup-schema.ts (kept apart so the landing page never loads a schema library).
+ * src/server/signup/schema.ts (kept apart so the landing page never loads a schema library).
  *
  * Request: `email`, the honeypot, the consent box when shown, and optionally where the signup came
  * from, flat (ATTRIBUTION_FIELDS of attribution.ts: `utm_source` … `utm_content`, `referrer`,
