@@ -12,6 +12,3 @@ export const confirmResultSchema = z.object({ outcome: z.enum(['confirmed', 'alr
 export const preferencesViewSchema = z.object({ email: z.string(), status: z.enum(ENTRY_STATUSES) });
 export const unsubscribeResultSchema = z.object({ outcome: z.enum(['unsubscribed', 'already_unsubscribed']) });
 export const eraseResultSchema = z.object({ outcome: z.literal('erased') });
-
-/** The signup's JSON answer: `pending` when double opt-in is on (the thanks page asks to check the inbox). */
-export const signupOutcomeStatuses = ['joined', 'pending'] as const;

@@ -1,5 +1,5 @@
+import type { AttributionField } from './attribution.js';
 import { MAX_EMAIL_LENGTH, type EmailProblem } from './email.js';
-import type { SignupRequest } from '../../server/signup/schema.js';
 
 /**
  * The wire contract of `POST /api/waitlist` and every text a signup can answer with, shared by the
@@ -26,7 +26,12 @@ export const HONEYPOT_FIELD = 'company_website';
  */
 export const SIGNUP_BODY_LIMIT = 8 * 1024;
 
-export type { SignupRequest };
+/**
+ * The body a client sends: the address, and any of the honeypot, the consent box and the attribution
+ * fields. The server's schema (src/server/signup/schema.ts) reads exactly this shape; a type check
+ * there keeps the two the same.
+ */
+export type SignupRequest = { email: string } & Partial<Record<AttributionField | typeof HONEYPOT_FIELD | typeof CONSENT_FIELD, unknown>>;
 
 export interface ApiError {
   error: { code: string; message: string };
