@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod/mini';
-import { authenticate, sessionLimits, type AuthSuccess } from './authenticate.js';
+import { authenticate, type AuthSuccess } from './authenticate.js';
+import { sessionLimits } from './session-limits.js';
 import { AuthApiError, registerAuthErrorHandling, schemaProblemError } from './errors.js';
 import { getKeyRing } from './keys.js';
 import { AuthService, type ClientInfo } from './service.js';
