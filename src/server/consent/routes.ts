@@ -4,6 +4,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { HttpError } from '../http/errors.js';
+import { pageTemplateLoader, renderErrorPage } from '../http/error-page.js';
 import { fastifyRateLimitStore } from '../rate-limit/fastify-store.js';
 import { siteContent } from '../../shared/site/content.js';
 import {
@@ -31,7 +32,6 @@ import {
 import { SIGNUP_FORM_FAILURES } from '../../shared/waitlist/signup-contract.js';
 import { confirmEntry, entryIdOfToken, eraseEntry, linkError, preferencesOf, unsubscribeEntry, type ConsentDeps } from './service.js';
 import { verifyLinkToken } from './links.js';
-import { pageTemplateLoader, renderErrorPage } from '../signup/routes.js';
 
 /**
  * The routes behind the links in e-mails (contract: src/shared/waitlist/consent-contract.ts):
