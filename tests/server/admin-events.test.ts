@@ -15,7 +15,7 @@ import { LISTENER_APPLICATION_NAME, MAX_MESSAGE_BYTES, memoryPubSub, postgresPub
 import { openDatabase } from '../../src/server/db/database.js';
 import { createLinkToken } from '../../src/server/consent/links.js';
 import { signupMessages } from '../../src/server/live/updates.js';
-import { findWaitlistEntryByEmail } from '../../src/server/signup/repository.js';
+import { findWaitlistEntryByEmail } from '../../src/server/db/waitlist-entries.js';
 import { ADMIN_DELETE_MATCHING_PATH, ADMIN_DELETE_PATH, ADMIN_EVENTS_PATH, ADMIN_INVITE_PATH, waitlistEventSchemas } from '../../src/shared/admin/waitlist-api.js';
 import { ERASE_API_PATH, UNSUBSCRIBE_API_PATH } from '../../src/shared/waitlist/consent-contract.js';
 import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';

@@ -8,7 +8,8 @@ import { listAudit } from '../../src/server/audit/audit-log.js';
 import { createSecretBox } from '../../src/server/crypto/secret-box.js';
 import { run as runDbCli } from '../../src/server/cli/db.js';
 import { createLinkToken } from '../../src/server/consent/links.js';
-import { findWaitlistEntryByEmail, UNSUBSCRIBED_MAIL_ERROR } from '../../src/server/signup/repository.js';
+import { UNSUBSCRIBED_MAIL_ERROR } from '../../src/server/consent/repository.js';
+import { findWaitlistEntryByEmail } from '../../src/server/db/waitlist-entries.js';
 import { isSuppressed, suppressionHash } from '../../src/server/consent/suppression.js';
 import { siteContent } from '../../src/shared/site/content.js';
 import {

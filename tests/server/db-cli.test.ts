@@ -12,7 +12,8 @@ import { addSuppression, suppressionHash } from '../../src/server/consent/suppre
 import { loadConfig } from '../../src/server/config.js';
 import { openDatabase, type DatabaseHandle } from '../../src/server/db/database.js';
 import { migrateToLatest } from '../../src/server/db/migrate.js';
-import { insertWaitlistEntriesSkippingDuplicates, toWaitlistEntry, WAITLIST_COLUMNS } from '../../src/server/signup/repository.js';
+import { toWaitlistEntry, WAITLIST_COLUMNS } from '../../src/server/db/waitlist-entries.js';
+import { insertWaitlistEntriesSkippingDuplicates } from '../../src/server/signup/repository.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { createScratchPostgres, TEST_DIALECTS, type TestDialect } from '../support/databases.js';

@@ -13,7 +13,8 @@ import {
 } from '../../shared/waitlist/consent-contract.js';
 import { welcomeMail, type MailQueue } from './mail.js';
 import { verifyLinkToken } from './links.js';
-import { cancelQueuedMail, deleteMailTo, deleteWaitlistEntry, lockWaitlistEntry, updateEntryConsent } from '../signup/repository.js';
+import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
+import { cancelQueuedMail, deleteMailTo, deleteWaitlistEntry } from './repository.js';
 import { addSuppression, suppressionHash, type SuppressionBox } from './suppression.js';
 
 /**

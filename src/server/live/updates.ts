@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { MAX_MESSAGE_BYTES, type PubSub } from '../pubsub/index.js';
 import { waitlistEventSchemas, type WaitlistEvent } from '../../shared/admin/waitlist-api.js';
-import { toWaitlistEntry, WAITLIST_COLUMNS } from '../signup/repository.js';
+import { toWaitlistEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
 
 /**
  * Live updates of the admin (issue 10 point 4): every instance tells the others, through the

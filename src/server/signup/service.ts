@@ -11,7 +11,8 @@ import { HONEYPOT_FIELD, SIGNUP_ERRORS, type SignupErrorCode } from '../../share
 import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { NO_ATTRIBUTION, type Attribution } from '../../shared/waitlist/attribution.js';
 import { confirmationMail, queueRequired, welcomeMail, type MailQueue } from '../consent/mail.js';
-import { insertSignup, lockWaitlistEntry, updateEntryConsent } from './repository.js';
+import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
+import { insertSignup } from './repository.js';
 import type { SignupBatcher } from './batcher.js';
 import { suppressionHash, type SuppressionBox } from '../consent/suppression.js';
 

@@ -5,7 +5,7 @@ import { inlinePostgresParameters } from '../db/postgres-literals.js';
 import type { Database } from '../db/schema.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { isEmptyFilter, NONE_VALUE, searchDomain, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
-import { toWaitlistEntry as toEntry, WAITLIST_COLUMNS } from '../signup/repository.js';
+import { toWaitlistEntry as toEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
 import { decodeKeysetCursor, encodeKeysetCursor, type KeysetCursor } from '../db/keyset-cursor.js';
 
 /**
