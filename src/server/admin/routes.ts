@@ -8,6 +8,17 @@ import { HttpError } from '../http/errors.js';
 import { sendBulkDownload } from '../http/bulk-download.js';
 import { BULK_DOWNLOAD_COMPRESSION, helmetHeaders } from '../http/security.js';
 import * as queries from '../waitlist/admin-repository.js';
+import { countWaitlist } from '../db/waitlist-filter.js';
+import { listWaitlistPage } from '../db/waitlist-keyset.js';
+import {
+  decodeCursor,
+  deleteMatchingWaitlist,
+  deleteWaitlistEntries,
+  encodeCursor,
+  inviteMatchingWaitlist,
+  inviteWaitlistEntries,
+  type InviteOptions,
+} from './repository.js';
 import { copyWaitlistCsv } from '../waitlist/export-copy.js';
 import {
   beatExportDownload,
@@ -198,7 +209,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
       const filter = readFilter(filterOfQuery(request.query));
       let after = null;
       if (request.query.cursor !== undefined) {
-        after = queries.decodeCursor(request.query.cursor);
+        after = decodeCursor(request.query.cursor);
         if (!after) throw new HttpError(400, 'invalid_cursor', 'The cursor is not valid. Start again from the first page.');
       }
       // Taken before the reads: a select-all sent with this as `until` then never includes someone
@@ -208,16 +219,16 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
       // (at a million entries a count is a read of a whole index). Without a filter, one count.
       const firstPage = after === null;
       const [page, total, matchingCount] = await Promise.all([
-        queries.listWaitlistPage(db, { limit: request.query.limit, after, filter }),
-        firstPage ? queries.countWaitlist(db) : null,
-        firstPage && !isEmptyFilter(filter) ? queries.countWaitlist(db, filter) : null,
+        listWaitlistPage(db, { limit: request.query.limit, after, filter }),
+        firstPage ? countWaitlist(db) : null,
+        firstPage && !isEmptyFilter(filter) ? countWaitlist(db, filter) : null,
       ]);
       return {
         entries: page.entries,
         total,
         matching: matchingCount ?? total,
         asOf,
-        nextCursor: page.next ? queries.encodeCursor(page.next) : null,
+        nextCursor: page.next ? encodeCursor(page.next) : null,
       };
     },
   );
@@ -235,7 +246,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
       const admin = app.adminOf(request);
       // One transaction: the rows go and the audit record is written together, or neither.
       const deleted = await db.transaction().execute(async (trx) => {
-        const rows = await queries.deleteWaitlistEntries(trx, request.body.ids);
+        const rows = await deleteWaitlistEntries(trx, request.body.ids);
         await recordAudit(trx, {
           action: 'delete',
           actorEmail: admin.email,
@@ -273,7 +284,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
       // ID_CHUNK_SIZE ids each, so no record grows with the list), then one with the filter and count.
       const deleted = await db.transaction().execute(async (trx) => {
         let parts = 0;
-        const count = await queries.deleteMatchingWaitlist(trx, filter, except, async (rows) => {
+        const count = await deleteMatchingWaitlist(trx, filter, except, async (rows) => {
           parts++;
           await recordAudit(
             trx,
@@ -310,7 +321,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
       const invitedAt = new Date().toISOString();
       // One transaction: the statuses, the queued e-mails and the audit record, or none of them.
       const outcome = await db.transaction().execute(async (trx) => {
-        const options: queries.InviteOptions = {
+        const options: InviteOptions = {
           invitedAt,
           queue: async (entries) => {
             // Only the template's name and the entry's id are stored; the worker renders each invite when it sends it.
@@ -322,8 +333,8 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
         };
         const result =
           'ids' in body
-            ? await queries.inviteWaitlistEntries(trx, body.ids, options)
-            : await queries.inviteMatchingWaitlist(trx, body.filter, body.except ?? [], options);
+            ? await inviteWaitlistEntries(trx, body.ids, options)
+            : await inviteMatchingWaitlist(trx, body.filter, body.except ?? [], options);
         const selection = 'ids' in body ? { requested: body.ids.length } : { scope: 'matching', filter: body.filter, except: (body.except ?? []).length };
         await recordAudit(trx, {
           action: 'invite',
