@@ -12,6 +12,7 @@ import { waitlistRoutes } from './signup/routes.js';
 import type { SignupBatchHooks } from './signup/batcher.js';
 import { consentRoutes, withLinkTokensRedacted } from './consent/routes.js';
 import { adminExportDownloadRoutes, adminWaitlistRoutes } from './admin/routes.js';
+import { adminInsightsRoutes } from './insights/routes.js';
 import { siteRoutes } from './site/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { adminAccountRoutes } from './auth/account-routes.js';
@@ -137,6 +138,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   });
   await app.register(consentRoutes);
   await app.register(adminWaitlistRoutes);
+  await app.register(adminInsightsRoutes);
   await app.register(adminExportDownloadRoutes);
   await app.register(adminEventsRoutes, options.adminEvents ?? {});
   await app.register(adminAccountRoutes);

@@ -5,6 +5,7 @@ import type { Database } from '../db/schema.js';
 import { toWaitlistEntry as toEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
 import { matching } from '../db/waitlist-filter.js';
 import { afterPosition, chunk, compareKeysDesc, ID_CHUNK_SIZE, sortKey, uniqueIds, type WaitlistCursor } from '../db/waitlist-keyset.js';
+import type { Selection } from './selection.js';
 import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 
@@ -184,6 +185,13 @@ export async function inviteMatchingWaitlist(
   const outcome: InviteOutcome = { invited: 0, skipped: { pending: 0, unsubscribed: 0, alreadyInvited: 0 } };
   for await (const part of iterateMatchingIds(db, filter, new Set(except), ID_CHUNK_SIZE)) await inviteChunk(db, part, options, outcome);
   return outcome;
+}
+
+/** inviteWaitlistEntries or inviteMatchingWaitlist, as the selection names the entries. */
+export function inviteSelection(db: Kysely<Database>, selection: Selection, options: InviteOptions): Promise<InviteOutcome> {
+  return 'ids' in selection
+    ? inviteWaitlistEntries(db, selection.ids, options)
+    : inviteMatchingWaitlist(db, selection.filter, selection.except, options);
 }
 
 async function inviteChunk(db: Kysely<Database>, part: string[], options: InviteOptions, outcome: InviteOutcome): Promise<void> {

@@ -31,6 +31,7 @@ import {
 } from './schema.js';
 import { SIGNUP_FORM_FAILURES } from '../../shared/waitlist/signup-contract.js';
 import { confirmEntry, entryIdOfToken, eraseEntry, linkError, preferencesOf, unsubscribeEntry, type ConsentDeps } from './service.js';
+import { registerWaitlistEmails } from './emails/index.js';
 import { verifyLinkToken } from './links.js';
 
 /**
@@ -116,6 +117,8 @@ export function withLinkTokensRedacted(logger: FastifyServerOptions['logger']): 
 }
 
 export const consentRoutes: FastifyPluginAsync = async (app) => {
+  // The confirmation, welcome and invite e-mails (./emails, with these routes' links) render when the outbox worker sends them.
+  registerWaitlistEmails(app);
   // Registered in this plugin's scope only, like the signup's.
   await app.register(formbody, { bodyLimit: LINK_BODY_LIMIT });
   app.addContentTypeParser('multipart/form-data', { parseAs: 'string', bodyLimit: LINK_BODY_LIMIT }, (request, body, done) => {

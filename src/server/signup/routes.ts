@@ -18,7 +18,6 @@ import {
   SIGNUP_PATH,
 } from '../../shared/waitlist/signup-contract.js';
 import { isConsentTicked, signupCodeOf, signupRequestSchema, signupSuccessSchema } from './schema.js';
-import { registerWaitlistEmails } from '../consent/emails/index.js';
 import { createSignupBatcher, type SignupBatchHooks } from './batcher.js';
 import { isHoneypotFilled, signUp, signupError, signupUnavailable, type SignupDeps, type SignupStatus } from './service.js';
 
@@ -99,8 +98,6 @@ const JOINED_BODIES: Record<SignupStatus, string> = {
  * posts get the signup error page.
  */
 export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (app, { geolocator, consent = siteContent.consent, signupBatch }) => {
-  // The confirmation, welcome and invite e-mails render when the outbox worker sends them.
-  registerWaitlistEmails(app);
   // Registered inside this plugin's scope, so it only touches the signup route.
   await app.register(formbody);
   // Fastify parses text/plain by default; a signup in plain text is a client bug: 415.

@@ -6,15 +6,14 @@ import type { Geolocator, GeoLocation, GeoLogger } from '../geolocation/geolocat
 import { normalizeIp } from '../geolocation/ip.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
-import type { TemplatedMessage } from '../mail/outbox.js';
+import type { TemplatedMessage } from '../mail/index.js';
 import { HONEYPOT_FIELD, SIGNUP_ERRORS, type SignupErrorCode } from '../../shared/waitlist/signup-contract.js';
 import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { NO_ATTRIBUTION, type Attribution } from '../../shared/waitlist/attribution.js';
-import { confirmationMail, queueRequired, welcomeMail, type MailQueue } from '../consent/mail.js';
+import { confirmationMail, queueRequired, suppressionHash, welcomeMail, type MailQueue, type SuppressionBox } from '../consent/index.js';
 import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
 import { insertSignup } from './repository.js';
 import type { SignupBatcher } from './batcher.js';
-import { suppressionHash, type SuppressionBox } from '../consent/suppression.js';
 
 export function signupError(code: SignupErrorCode): HttpError {
   const { status, message } = SIGNUP_ERRORS[code];
