@@ -62,7 +62,7 @@ import { insertWaitlistEntriesSkippingDuplicates } from '../../src/server/signup
 import { waitlistEmailMessage, waitlistEmailSubject } from '../../src/server/consent/emails/index.js';
 import { emailContent } from '../../src/shared/site/content.js';
 import { ONE_CLICK_FIELD, ONE_CLICK_VALUE, PREFERENCES_PAGE_PATH } from '../../src/shared/waitlist/consent-contract.js';
-import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { entryLocation, NO_CONSENT_RECORD, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { benchNumber } from './lib/addresses.js';
 import { transpileFiles } from './lib/compile.js';
@@ -434,9 +434,7 @@ async function seedInvites(db: Kysely<Database>): Promise<void> {
     email: `${prefix}-invite-${i}@example.com`,
     created_at: now,
     ip_address: null,
-    country: null,
-    city: null,
-    region: null,
+    ...entryLocation(null),
     ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION,
     status: 'invited',
     invited_at: now,
