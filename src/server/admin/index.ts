@@ -12,6 +12,7 @@ export {
   IDS_BODY_LIMIT,
   queryFilter,
   selectionOf,
+  selectionRouteOptions,
   type Actor,
   type Selection,
 } from './selection.js';

@@ -11,7 +11,16 @@ import * as queries from '../waitlist/admin-repository.js';
 import { countWaitlist } from '../db/waitlist-filter.js';
 import { listWaitlistPage } from '../db/waitlist-keyset.js';
 import { decodeCursor, deleteMatchingWaitlist, deleteWaitlistEntries, encodeCursor, inviteSelection } from './repository.js';
-import { auditedAction, auditedSelection, checkBodySelection, checkQueryFilter, IDS_BODY_LIMIT, queryFilter, selectionOf } from './selection.js';
+import {
+  auditedAction,
+  auditedSelection,
+  checkBodySelection,
+  checkQueryFilter,
+  IDS_BODY_LIMIT,
+  queryFilter,
+  selectionOf,
+  selectionRouteOptions,
+} from './selection.js';
 import { copyWaitlistCsv } from '../waitlist/export-copy.js';
 import {
   beatExportDownload,
@@ -149,11 +158,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
 
   app.post(
     ADMIN_DELETE_MATCHING_PATH,
-    {
-      bodyLimit: IDS_BODY_LIMIT,
-      preValidation: checkBodySelection,
-      schema: { body: matchingSelectionSchema, response: { 200: deleteMatchingResultSchema } },
-    },
+    selectionRouteOptions(matchingSelectionSchema, deleteMatchingResultSchema),
     async (request) => {
       const admin = app.adminOf(request);
       const { filter } = request.body;
@@ -178,11 +183,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
 
   app.post(
     ADMIN_INVITE_PATH,
-    {
-      bodyLimit: IDS_BODY_LIMIT,
-      preValidation: checkBodySelection,
-      schema: { body: inviteRequestSchema, response: { 200: inviteResultSchema } },
-    },
+    selectionRouteOptions(inviteRequestSchema, inviteResultSchema),
     async (request) => {
       const admin = app.adminOf(request);
       if (!app.mail.enabled) {

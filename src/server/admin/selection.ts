@@ -106,6 +106,11 @@ export async function checkBodySelection(request: FastifyRequest): Promise<void>
   if (filter !== undefined) readFilter(filter);
 }
 
+/** The options of a route taking a selection in its body: the ids' body limit, checkBodySelection, and its schemas. */
+export function selectionRouteOptions<Body, Response>(body: Body, response: Response) {
+  return { bodyLimit: IDS_BODY_LIMIT, preValidation: checkBodySelection, schema: { body, response: { 200: response } } };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Actions on a selection
 
