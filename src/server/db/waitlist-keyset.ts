@@ -81,10 +81,12 @@ export async function listWaitlistPage(
   };
 }
 
+/** The ids once each (a request may name one twice). */
 export function uniqueIds(ids: readonly string[]): string[] {
   return [...new Set(ids)];
 }
 
+/** `items` in runs of at most `size` (ID_CHUNK_SIZE for the ids of one `id IN (…)` statement). */
 export function chunk<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
