@@ -196,7 +196,9 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
         const result = await inviteSelection(trx, selection, {
           invitedAt,
           // Only the template's name and the entry's id are stored; the worker renders each invite when it sends it.
-          queue: async (entries) => void (await app.mail.enqueueMany(trx, entries.map((entry) => waitlistEmailMessage('invite', entry)))),
+          queue: async (entries) => {
+            await app.mail.enqueueMany(trx, entries.map((entry) => waitlistEmailMessage('invite', entry)));
+          },
         });
         // Counts only: each invited entry keeps its own invited_at.
         await audit({ invited: result.invited, ...auditedSelection(selection), skipped: result.skipped });
