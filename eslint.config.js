@@ -4,16 +4,42 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /**
- * Import boundaries: shared ← server and shared ← web; a feature never imports another feature; the web's
- * neutral modules (ui, site, session) import no feature. `no-restricted-imports` sees an import as
- * written, so a limit names the folders a relative import must not climb into (`../../server/x.js`
- * from src/web). A file gets one block: a later block's options for the rule replace an earlier one's.
+ * Import boundaries: shared ← server and shared ← web; a feature never imports another feature (on
+ * the server, only the other's declared interface, its index.ts); the web's neutral modules (ui,
+ * site, session) and the server's infrastructure import no feature. `no-restricted-imports` sees an
+ * import as written, so a limit names the folders a relative import must not climb into
+ * (`../../server/x.js` from src/web). A file gets one block: a later block's options for the rule
+ * replace an earlier one's. The whole import graph (cycles too) is checked by dependency-cruiser
+ * (.dependency-cruiser.mjs, `npm run lint:deps`), which takes the rooms below from this file.
  */
-/** The features, the same three in src/server and src/web. */
-const FEATURES = ['waitlist', 'auth', 'admin'];
-const otherFeatures = (name) => FEATURES.filter((other) => other !== name);
+/** The web app's features. */
+const WEB_FEATURES = ['waitlist', 'auth', 'admin'];
+
+/**
+ * The server's feature rooms (src/server/<name>/): each owns its routes, rules and SQL. `export` is
+ * the CSV export's room; until its modules move there (issue 27) they are in src/server/waitlist/.
+ */
+export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export'];
+
+/**
+ * The features whose index.ts is a declared interface, and which features may import it (nothing
+ * else of that room): admin's filter checks and audited actions, consent's e-mails and suppression
+ * hash, mail's app.mail types and auth's AdminPrincipal (which the export part of admin/routes.ts
+ * uses until it moves to export/).
+ */
+export const SERVER_INTERFACES = {
+  admin: ['insights', 'export'],
+  consent: ['signup', 'admin'],
+  mail: ['signup', 'consent', 'admin'],
+  auth: ['admin', 'export'],
+};
+
+/** The server's neutral infrastructure (src/server/<name>/, and config.ts): it imports no feature. */
+export const SERVER_INFRASTRUCTURE = ['db', 'http', 'crypto', 'rate-limit', 'pubsub', 'geolocation', 'audit', 'runtime', 'site'];
 
 const limit = (folders, message) => ({ regex: `^(\\.\\./)+(${folders.join('|')})/`, message });
+/** Like limit, for one folder whose index.js (a declared interface) may be imported. */
+const limitBesidesInterface = (folder, message) => ({ regex: `^(\\.\\./)+${folder}/(?!index\\.js$)`, message });
 const NOT_SERVER = limit(['server'], 'The web app never imports server code: share it through src/shared.');
 const NOT_WEB = limit(['web'], 'The server never imports web code: share it through src/shared.');
 /** Packages kept out on purpose, wherever the import is. */
@@ -29,21 +55,30 @@ const importBoundaries = [
   boundary(
     ['src/web/ui/**', 'src/web/site/**', 'src/web/session/**'],
     NOT_SERVER,
-    limit(['app', 'pages', ...FEATURES], 'src/web/ui, site and session are neutral: they import no feature, page or app module.'),
+    limit(['app', 'pages', ...WEB_FEATURES], 'src/web/ui, site and session are neutral: they import no feature, page or app module.'),
   ),
-  ...FEATURES.map((name) =>
+  ...WEB_FEATURES.map((name) =>
     boundary(
       [`src/web/${name}/**`],
       NOT_SERVER,
-      limit(['app', 'pages', ...otherFeatures(name)], 'Web features never import each other or the app: share through src/web/ui, src/web/session or src/shared.'),
+      limit(['app', 'pages', ...WEB_FEATURES.filter((other) => other !== name)], 'Web features never import each other or the app: share through src/web/ui, src/web/session or src/shared.'),
     ),
   ),
-  ...FEATURES.map((name) =>
+  ...SERVER_FEATURES.map((name) =>
     boundary(
       [`src/server/${name}/**`],
       NOT_WEB,
-      limit(otherFeatures(name), 'Server features never import each other: share through src/shared or an infrastructure module.'),
+      ...SERVER_FEATURES.filter((other) => other !== name).map((other) =>
+        SERVER_INTERFACES[other]?.includes(name)
+          ? limitBesidesInterface(other, `Import ${other} only through its declared interface, ${other}/index.js.`)
+          : limit([other], `Server features never import each other (${name} may not import ${other}): share through src/shared, an infrastructure module or a declared interface (SERVER_INTERFACES).`),
+      ),
     ),
+  ),
+  boundary(
+    [...SERVER_INFRASTRUCTURE.map((name) => `src/server/${name}/**`), 'src/server/config.ts'],
+    NOT_WEB,
+    limit(SERVER_FEATURES, 'Infrastructure imports no feature: the feature passes what it needs in.'),
   ),
 ];
 

@@ -58,11 +58,11 @@ import { openDatabase, type DatabaseHandle } from '../../src/server/db/database.
 import { migrateToLatest } from '../../src/server/db/migrate.js';
 import type { Database } from '../../src/server/db/schema.js';
 import { enqueueMail, enqueueManyMail } from '../../src/server/mail/outbox.js';
-import { insertWaitlistEntriesSkippingDuplicates } from '../../src/server/waitlist/repository.js';
-import { waitlistEmailMessage, waitlistEmailSubject } from '../../src/server/waitlist/emails/index.js';
+import { insertWaitlistEntriesSkippingDuplicates } from '../../src/server/signup/repository.js';
+import { waitlistEmailMessage, waitlistEmailSubject } from '../../src/server/consent/emails/index.js';
 import { emailContent } from '../../src/shared/site/content.js';
 import { ONE_CLICK_FIELD, ONE_CLICK_VALUE, PREFERENCES_PAGE_PATH } from '../../src/shared/waitlist/consent-contract.js';
-import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
+import { entryLocation, NO_CONSENT_RECORD, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { benchNumber } from './lib/addresses.js';
 import { transpileFiles } from './lib/compile.js';
@@ -434,9 +434,7 @@ async function seedInvites(db: Kysely<Database>): Promise<void> {
     email: `${prefix}-invite-${i}@example.com`,
     created_at: now,
     ip_address: null,
-    country: null,
-    city: null,
-    region: null,
+    ...entryLocation(null),
     ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION,
     status: 'invited',
     invited_at: now,
@@ -463,7 +461,7 @@ async function seedPrerendered(db: Kysely<Database>, message: FloorMessage): Pro
  * real shape), so the pre-rendered messages and the floor send the same bytes as the invites.
  */
 async function prerenderedInvite(): Promise<FloorMessage> {
-  const { renderInviteEmail } = await import('../../src/server/waitlist/emails/render.js');
+  const { renderInviteEmail } = await import('../../src/server/consent/emails/render.js');
   const token = `${randomBytes(22).toString('base64url')}.${randomBytes(16).toString('hex')}`;
   const manageUrl = new URL(`${PREFERENCES_PAGE_PATH}?token=${token}`, PUBLIC_URL).toString();
   const { text, html } = await renderInviteEmail({ inviteUrl: new URL(emailContent.invite.url, PUBLIC_URL).toString(), manageUrl });

@@ -8,23 +8,24 @@ import { registerSecurity } from './http/security.js';
 import { healthRoutes } from './http/health.js';
 import { OneLinePerRequest } from './http/request-log.js';
 import { createGeolocator, type Geolocator } from './geolocation/geolocator.js';
-import { waitlistRoutes } from './waitlist/routes.js';
-import type { SignupBatchHooks } from './waitlist/signup-batcher.js';
-import { consentRoutes, withLinkTokensRedacted } from './waitlist/consent-routes.js';
-import { adminExportDownloadRoutes, adminWaitlistRoutes } from './waitlist/admin-routes.js';
+import { waitlistRoutes } from './signup/routes.js';
+import type { SignupBatchHooks } from './signup/batcher.js';
+import { consentRoutes, withLinkTokensRedacted } from './consent/routes.js';
+import { adminExportDownloadRoutes, adminWaitlistRoutes } from './admin/routes.js';
+import { adminInsightsRoutes } from './insights/routes.js';
 import { siteRoutes } from './site/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { adminAccountRoutes } from './auth/account-routes.js';
 import { registerAdminGuard } from './auth/require-admin.js';
-import { looseFileWarnings, openSecretBox, type SecretBox } from './auth/secret-box.js';
+import { looseFileWarnings, openSecretBox, type SecretBox } from './crypto/secret-box.js';
 import { configureKeyRing } from './auth/keys.js';
 import { startAuditRetention } from './audit/audit-log.js';
 import { createRateLimitStores, type RateLimitStores } from './rate-limit/index.js';
 import { registerMail, type MailWorkerOverrides } from './mail/index.js';
 import { adminMailRoutes } from './mail/admin-routes.js';
 import { createPubSub, type PubSub } from './pubsub/index.js';
-import { registerLiveWaitlist } from './waitlist/live.js';
-import { adminEventsRoutes, type AdminEventsOptions } from './waitlist/admin-events-routes.js';
+import { registerLiveWaitlist } from './live/updates.js';
+import { adminEventsRoutes, type AdminEventsOptions } from './live/routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -112,7 +113,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   app.decorate('rateLimits', rateLimits);
   app.addHook('onClose', async () => rateLimits.close());
 
-  // Live updates of the admin (waitlist/live.ts) over the pub/sub; closed before it (onClose runs last-added first).
+  // Live updates of the admin (live/updates.ts) over the pub/sub; closed before it (onClose runs last-added first).
   const pubsub = createPubSub(config, database, app.log);
   app.decorate('pubsub', pubsub);
   app.addHook('onClose', async () => pubsub.close());
@@ -137,6 +138,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   });
   await app.register(consentRoutes);
   await app.register(adminWaitlistRoutes);
+  await app.register(adminInsightsRoutes);
   await app.register(adminExportDownloadRoutes);
   await app.register(adminEventsRoutes, options.adminEvents ?? {});
   await app.register(adminAccountRoutes);

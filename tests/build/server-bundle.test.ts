@@ -48,7 +48,7 @@ function importsOf(code: string): string[] {
 }
 
 /** Modules of ours the bundle imports from tsc's output: the entry's heap settings, and what loads on first use. */
-const relativeOutside = ['./runtime/heap.js', './waitlist/emails/render.js', './auth/guess-estimate.js'];
+const relativeOutside = ['./runtime/heap.js', './consent/emails/render.js', './auth/guess-estimate.js'];
 
 describe('the bundled production server (npm run build)', () => {
   beforeAll(() => init);

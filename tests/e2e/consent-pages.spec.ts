@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect, test, type Browser, type BrowserContext, type ConsoleMessage, type Page } from '@playwright/test';
-import { createSecretBox } from '../../src/server/auth/secret-box.js';
-import { createLinkToken } from '../../src/server/waitlist/links.js';
+import { createSecretBox } from '../../src/server/crypto/secret-box.js';
+import { createLinkToken } from '../../src/server/consent/links.js';
 import { siteContent } from '../../src/shared/site/content.js';
 import { LINK_ERRORS, PREFERENCES_API_PATH } from '../../src/shared/waitlist/consent-contract.js';
 import type { EntryStatus } from '../../src/shared/waitlist/entry.js';

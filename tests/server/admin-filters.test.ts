@@ -3,7 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auditEmailHash, listAudit } from '../../src/server/audit/audit-log.js';
 import { createAdmin } from '../../src/server/auth/admins.js';
 import { CompiledQuery, sql } from 'kysely';
-import { ID_CHUNK_SIZE, matching } from '../../src/server/waitlist/admin-repository.js';
+import { matching } from '../../src/server/db/waitlist-filter.js';
+import { ID_CHUNK_SIZE } from '../../src/server/db/waitlist-keyset.js';
 import {
   ADMIN_DELETE_MATCHING_PATH,
   ADMIN_EXPORT_PATH,

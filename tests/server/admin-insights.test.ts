@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/server/auth/admins.js';
 import { toIsoTimestamp } from '../../src/server/db/database.js';
-import { INSIGHTS_MAX_RANGE_DAYS, seriesBuckets, seriesRange } from '../../src/server/waitlist/insights.js';
+import { INSIGHTS_MAX_RANGE_DAYS, seriesBuckets, seriesRange } from '../../src/server/insights/panel.js';
 import {
   ADMIN_INSIGHTS_PATH,
   INSIGHTS_MAX_DAYS,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { countingGeolocator } from '../support/geolocators.js';
-import { findWaitlistEntryByEmail } from '../../src/server/waitlist/repository.js';
+import { findWaitlistEntryByEmail } from '../../src/server/db/waitlist-entries.js';
 import {
   attributionFromFormReferer,
   cleanLandingPath,

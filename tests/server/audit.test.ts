@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { auditEmailHash, listAudit, purgeExpiredAudit, recordAudit, startAuditRetention } from '../../src/server/audit/audit-log.js';
-import { createSecretBox } from '../../src/server/auth/secret-box.js';
+import { createSecretBox } from '../../src/server/crypto/secret-box.js';
 import { run as runAdminCli } from '../../src/server/cli/admin.js';
 import { loadConfig } from '../../src/server/config.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';

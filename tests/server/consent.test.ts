@@ -5,11 +5,12 @@ import { Writable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { listAudit } from '../../src/server/audit/audit-log.js';
-import { createSecretBox } from '../../src/server/auth/secret-box.js';
+import { createSecretBox } from '../../src/server/crypto/secret-box.js';
 import { run as runDbCli } from '../../src/server/cli/db.js';
-import { createLinkToken } from '../../src/server/waitlist/links.js';
-import { findWaitlistEntryByEmail, UNSUBSCRIBED_MAIL_ERROR } from '../../src/server/waitlist/repository.js';
-import { isSuppressed, suppressionHash } from '../../src/server/waitlist/suppression.js';
+import { createLinkToken } from '../../src/server/consent/links.js';
+import { UNSUBSCRIBED_MAIL_ERROR } from '../../src/server/consent/repository.js';
+import { findWaitlistEntryByEmail } from '../../src/server/db/waitlist-entries.js';
+import { isSuppressed, suppressionHash } from '../../src/server/consent/suppression.js';
 import { siteContent } from '../../src/shared/site/content.js';
 import {
   CONFIRM_API_PATH,

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/server/config.js';
 import { createGeolocator, type GeoLogger } from '../../src/server/geolocation/geolocator.js';
 import { locationFromRecord, openMmdbSource, placeMappingFingerprint, type MmdbSource } from '../../src/server/geolocation/mmdb.js';
-import { ensureRangeIndex, indexFileFor, indexIdentity, writeRangeIndex } from '../../src/server/geolocation/range-index.js';
+import { ensureRangeIndex, indexFileFor, indexIdentity } from '../../src/server/geolocation/range-index.js';
+import { writeRangeIndex } from '../../src/server/geolocation/range-index-build.js';
 
 // The lookup index (src/server/geolocation/range-index.ts) must answer exactly what maxmind does
 // with the same MMDB files: these tests ask both the same addresses.

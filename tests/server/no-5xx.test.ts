@@ -201,7 +201,7 @@ describe.each(TEST_DIALECTS)('no client input causes a 5xx (%s)', (dialect) => {
       requests.push({ method: 'POST', url: '/api/admin/waitlist/delete', auth: true, headers: { 'content-type': 'application/json' }, payload });
       requests.push({ method: 'POST', url: '/api/admin/waitlist/invite', auth: true, headers: { 'content-type': 'application/json' }, payload });
     }
-    // E-mail link posts (consent-routes.ts): odd tokens in the query and in each kind of body.
+    // E-mail link posts (src/server/consent/routes.ts): odd tokens in the query and in each kind of body.
     const linkTokens = ['', '%', 'a.b', '.', `${'A'.repeat(40)}.${'0'.repeat(32)}`, 'AQEAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.00000000000000000000000000000000', 'x'.repeat(5000), '__proto__', 'token[]=1'];
     const linkBodies: Array<{ type: string; payload: string }> = [
       { type: 'application/x-www-form-urlencoded', payload: 'List-Unsubscribe=One-Click' },

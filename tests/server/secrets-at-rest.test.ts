@@ -6,7 +6,7 @@ import { decodeProtectedHeader, type JWK } from 'jose';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/server/auth/admins.js';
 import { clearKeyCache, retirementDelayMs } from '../../src/server/auth/keys.js';
-import { createSecretBox, loadOrCreateKeyFile } from '../../src/server/auth/secret-box.js';
+import { createSecretBox, loadOrCreateKeyFile } from '../../src/server/crypto/secret-box.js';
 import { run as runAdminCli } from '../../src/server/cli/admin.js';
 import { run as runDbCli } from '../../src/server/cli/db.js';
 import { openDatabase } from '../../src/server/db/database.js';

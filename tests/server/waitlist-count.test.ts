@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as waitlistRollupMigration from '../../src/server/db/migrations/2026-11-27T0900-waitlist-rollup.js';
-import { countWaitlist } from '../../src/server/waitlist/admin-repository.js';
+import { countWaitlist } from '../../src/server/db/waitlist-filter.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { describeWhen, openTestDatabase, TEST_DIALECTS, type TestDatabase, type TestDialect } from '../support/databases.js';
 import { waitlistEntry } from '../support/entries.js';

@@ -3,8 +3,8 @@ import type { Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/server/db/schema.js';
 import { findOutboxMessage } from '../../src/server/mail/outbox.js';
-import { verifyLinkToken } from '../../src/server/waitlist/links.js';
-import { MANAGE_LINK_TTL_SECONDS, registerWaitlistEmails, waitlistEmailMessage, type WaitlistEmailTemplate } from '../../src/server/waitlist/emails/index.js';
+import { verifyLinkToken } from '../../src/server/consent/links.js';
+import { MANAGE_LINK_TTL_SECONDS, registerWaitlistEmails, waitlistEmailMessage, type WaitlistEmailTemplate } from '../../src/server/consent/emails/index.js';
 import { emailContent, siteContent } from '../../src/shared/site/content.js';
 import { CONFIRM_PAGE_PATH, PREFERENCES_PAGE_PATH } from '../../src/shared/waitlist/consent-contract.js';
 import { NO_CONSENT_RECORD, type EntryStatus, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
@@ -15,7 +15,7 @@ import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../supp
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /**
- * The waitlist's e-mails (src/server/waitlist/emails) as a real SMTP server receives them: rendered
+ * The waitlist's e-mails (src/server/consent/emails) as a real SMTP server receives them: rendered
  * by the outbox worker at send time from React templates, with their links signed then, on PUBLIC_URL.
  */
 

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isUniqueViolation } from '../../src/server/db/database.js';
-import { countWaitlist } from '../../src/server/waitlist/admin-repository.js';
-import { findWaitlistEntryByEmail, insertWaitlistEntry } from '../../src/server/waitlist/repository.js';
+import { countWaitlist } from '../../src/server/db/waitlist-filter.js';
+import { findWaitlistEntryByEmail } from '../../src/server/db/waitlist-entries.js';
+import { insertWaitlistEntry } from '../../src/server/signup/repository.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';

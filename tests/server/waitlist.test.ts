@@ -357,7 +357,7 @@ describe.each(TEST_DIALECTS)('waitlist signup API (%s)', (dialect: TestDialect) 
 
 describe('error page rendering', () => {
   it('escapes HTML and does not interpret $ patterns', async () => {
-    const { renderErrorPage } = await import('../../src/server/waitlist/routes.js');
+    const { renderErrorPage } = await import('../../src/server/http/error-page.js');
     expect(renderErrorPage('<h1>{{title}}</h1><p>{{message}}</p>', `<b>"T"</b>`, `a & b's $& $1 <script>`)).toBe(
       '<h1>&lt;b&gt;&quot;T&quot;&lt;/b&gt;</h1><p>a &amp; b&#39;s $&amp; $1 &lt;script&gt;</p>',
     );

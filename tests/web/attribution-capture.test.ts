@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MAX_UTM_LENGTH } from '../../src/shared/waitlist/attribution.js';
-import { findWaitlistEntryByEmail } from '../../src/server/waitlist/repository.js';
+import { findWaitlistEntryByEmail } from '../../src/server/db/waitlist-entries.js';
 import {
   ATTRIBUTION_STORAGE_KEY,
   attributionOfPage,

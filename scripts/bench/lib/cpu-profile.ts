@@ -146,7 +146,7 @@ const APP_CATEGORIES: Array<[RegExp, Category]> = [
   [/\/(dist|src)\/server\/rate-limit\//, CATEGORIES.rateLimit],
   [/\/(dist|src)\/server\/db\//, CATEGORIES.insert],
   [/\/(dist|src)\/server\/waitlist\/repository\.[jt]s$/, CATEGORIES.insert],
-  [/\/(dist|src)\/shared\/waitlist\/(email|signup-schema)\.[jt]s$/, CATEGORIES.validation],
+  [/\/(dist|src)\/(shared\/waitlist\/email|server\/signup\/schema)\.[jt]s$/, CATEGORIES.validation],
   [/\/(dist|src)\/server\/http\/security\.[jt]s$/, CATEGORIES.security],
   [/\/(dist|src)\/server\/waitlist\//, CATEGORIES.handler],
   [/\/(dist|src)\/(server|shared)\//, CATEGORIES.app],

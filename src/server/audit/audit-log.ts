@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { parseJsonObject, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { SecretBox } from '../auth/secret-box.js';
+import type { SecretBox } from '../crypto/secret-box.js';
 import { MAX_EMAIL_LENGTH } from '../../shared/waitlist/email.js';
 
 export type AuditAction =

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { recordAudit } from '../audit/audit-log.js';
 import { toIsoTimestamp } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
-import { sessionLimits } from './authenticate.js';
+import { sessionLimits } from './session-limits.js';
 import { deleteSessions, deleteSessionsById, listLiveSessions } from './sessions-repository.js';
 import {
   ADMIN_SESSIONS_PATH,

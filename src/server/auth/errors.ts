@@ -29,7 +29,7 @@ export function sendAuthError(reply: FastifyReply, err: AuthApiError): FastifyRe
 }
 
 /**
- * The GoTrue answer to a request that fails its schema (src/shared/auth/auth-api.ts), given the
+ * The GoTrue answer to a request that fails its schema (src/server/auth/auth-api.ts), given the
  * first problem's message and, for a custom check, its params: 400 `bad_json` naming the problem,
  * unless the schema declared another status and code for it.
  */

@@ -3,7 +3,7 @@ import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Kysely } from 'kysely';
 import { toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { SecretBox } from './secret-box.js';
+import type { SecretBox } from '../crypto/secret-box.js';
 
 type CryptoKey = webcrypto.CryptoKey;
 

@@ -9,7 +9,7 @@ import type { AuthSuccess } from './authenticate.js';
 import { AuthApiError } from './errors.js';
 import * as factors from './factors-repository.js';
 import { deleteUserRefreshTokens, deleteSessionRefreshTokens } from './refresh-tokens-repository.js';
-import type { SecretBox } from './secret-box.js';
+import type { SecretBox } from '../crypto/secret-box.js';
 import type { AuthService, ClientInfo } from './service.js';
 import { deleteSessions, findUserSession } from './sessions-repository.js';
 import { matchTotpStep, newTotp } from './totp.js';
@@ -21,7 +21,7 @@ import type {
   EnrollFactorResponse,
   SessionResponse,
   VerifyFactorBody,
-} from '../../shared/auth/auth-api.js';
+} from './auth-api.js';
 
 /** GoTrue's MFA defaults (auth-mfa.md). */
 const MAX_FACTORS = 10;

@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync } from 'node:crypto';
-import { loadOrCreateKeyFile } from './secret-box.js';
+import { loadOrCreateKeyFile } from '../crypto/secret-box.js';
 
 /**
  * Refresh tokens form one chain per session: the child of a token is an HMAC of the token itself,

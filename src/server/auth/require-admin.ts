@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import { authenticate, checkSession, sessionLimits, type AuthFailureCode } from './authenticate.js';
+import { authenticate, checkSession, type AuthFailureCode } from './authenticate.js';
+import { sessionLimits } from './session-limits.js';
 import { userHasVerifiedFactor } from './mfa.js';
-import type { AdminPrincipal } from '../../shared/auth/admin-principal.js';
+import type { AdminPrincipal } from './admin-principal.js';
 
 export type { AdminPrincipal };
 

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod/mini';
-import { authenticate, sessionLimits, type AuthSuccess } from './authenticate.js';
+import { authenticate, type AuthSuccess } from './authenticate.js';
+import { sessionLimits } from './session-limits.js';
 import { AuthApiError, registerAuthErrorHandling, schemaProblemError } from './errors.js';
 import { getKeyRing } from './keys.js';
 import { AuthService, type ClientInfo } from './service.js';
@@ -22,7 +23,7 @@ import {
   unenrollResponseSchema,
   updateUserBodySchema,
   verifyFactorBodySchema,
-} from '../../shared/auth/auth-api.js';
+} from './auth-api.js';
 
 /** GoTrue caps bodies at 1 MB (→ 413 request_entity_too_large). */
 export const AUTH_BODY_LIMIT = 1024 * 1024;
@@ -81,7 +82,7 @@ function userOf(request: FastifyRequest): AuthSuccess {
 
 /**
  * The admin auth service, wire-compatible with the GoTrue subset auth-js uses (contract:
- * src/shared/auth/auth-api.ts; reference: ../shared/docs/auth-protocol.md from the repository root).
+ * src/server/auth/auth-api.ts; reference: ../shared/docs/auth-protocol.md from the repository root).
  * Register with `{ prefix: '/auth/v1' }`. Encapsulated: its own JSON parser, body limit, 404 and
  * error handler (GoTrue error bodies).
  */

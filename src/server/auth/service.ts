@@ -5,7 +5,8 @@ import { recordAudit } from '../audit/audit-log.js';
 import type { AppConfig } from '../config.js';
 import { parseJsonObject, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { sessionLimits, sessionState, type AuthSuccess } from './authenticate.js';
+import type { AuthSuccess } from './authenticate.js';
+import { sessionLimits, sessionState } from './session-limits.js';
 import { AuthApiError } from './errors.js';
 import { rateLimitAddress } from '../geolocation/ip.js';
 import { accountLimitKeys, databaseStore, limitKey, retryAfterSeconds, type RateLimitStore, type WindowState } from '../rate-limit/index.js';
@@ -24,7 +25,7 @@ import type {
   RefreshGrantBody,
   SessionResponse,
   UpdateUserBody,
-} from '../../shared/auth/auth-api.js';
+} from './auth-api.js';
 import { MAX_EMAIL_LENGTH } from '../../shared/waitlist/email.js';
 
 export interface AuthServiceOptions {
@@ -116,7 +117,7 @@ async function reloadUser(trx: users.Db, id: string): Promise<users.AdminUserRow
 
 /**
  * The rules of the admin auth service (sign-in, refresh rotation and reuse, logout scopes,
- * PUT /user). Input arrives parsed by the schemas of src/shared/auth/auth-api.ts; the SQL is in
+ * PUT /user). Input arrives parsed by the schemas of src/server/auth/auth-api.ts; the SQL is in
  * the *-repository.ts modules beside this file. § numbers point into the protocol document,
  * ../shared/docs/auth-protocol.md from the repository root.
  */

@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Selectable, type Transaction, type Updateable } from 'kysely';
 import { isPostgres } from '../db/database.js';
 import type { AdminSessionsTable, Database } from '../db/schema.js';
-import type { SessionLimits } from './authenticate.js';
+import type { SessionLimits } from './session-limits.js';
 import type { Db } from './users-repository.js';
 
 export type SessionRow = Selectable<AdminSessionsTable>;

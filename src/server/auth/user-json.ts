@@ -3,7 +3,7 @@ import { parseJsonObject, toIsoTimestamp } from '../db/database.js';
 import { JWT_AUDIENCE, JWT_ROLE } from './tokens.js';
 import type { FactorRow } from './factors-repository.js';
 import type { AdminUserRow } from './users-repository.js';
-import type { FactorJson, GoTrueUser } from '../../shared/auth/auth-api.js';
+import type { FactorJson, GoTrueUser } from './auth-api.js';
 
 /** A stable UUID-shaped identity id derived from the user id (there is no identities table). */
 function identityId(userId: string): string {

@@ -64,7 +64,7 @@ const walFds = new WeakMap<SQLite.Database, number>();
  * An fdatasync of the connection's WAL file, on the thread pool. After a COMMIT made with
  * synchronous=NORMAL it makes that commit as durable as synchronous=FULL would have (in WAL mode,
  * FULL is NORMAL plus a sync of the WAL at each commit), without blocking the event loop; the
- * signups' group commit uses it (waitlist/repository.ts). Null when the connection is not in WAL
+ * signups' group commit uses it (signup/repository.ts). Null when the connection is not in WAL
  * mode (an in-memory database), where commits keep their own setting. The file is opened on first
  * use (the first commit has created it) and kept open until the database is closed.
  */

@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { locationFromRecord } from './mmdb-record.js';
-import { writeRangeIndex, type BuildResult, type IndexIdentity } from './range-index.js';
+import { writeRangeIndex, type BuildResult } from './range-index-build.js';
+import type { IndexIdentity } from './range-index-format.js';
 
 /** What the worker tells the thread that started it (mmdb.ts). */
 export type IndexWorkerMessage =

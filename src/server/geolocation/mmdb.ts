@@ -8,7 +8,9 @@ import type { IndexWorkerMessage } from './index-worker.js';
 import { startModuleWorker } from '../runtime/module-worker.js';
 import type { GeoLocation, GeoLogger } from './location.js';
 import { locationFromRecord, placeMappingFingerprint } from './mmdb-record.js';
-import { ensureRangeIndex, MmdbFormatError, writeRangeIndex, type BuildResult, type IndexIdentity } from './range-index.js';
+import { ensureRangeIndex } from './range-index.js';
+import { writeRangeIndex, type BuildResult } from './range-index-build.js';
+import { MmdbFormatError, type IndexIdentity } from './range-index-format.js';
 
 export { locationFromRecord, placeMappingFingerprint } from './mmdb-record.js';
 

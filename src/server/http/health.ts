@@ -1,7 +1,15 @@
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { HEALTH_PATH, healthSchema } from '../../shared/health.js';
+import { z } from 'zod/mini';
+
+/** `GET /healthz`: 200 when the database answers, 503 when it does not. Never cached. */
+export const HEALTH_PATH = '/healthz';
+
+export const healthSchema = z.object({
+  status: z.enum(['ok', 'unavailable']),
+  database: z.enum(['sqlite', 'postgres']),
+});
 
 export async function healthRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<ZodTypeProvider>();

@@ -3,6 +3,9 @@ import type { Kysely } from 'kysely';
 import type { MailConfig } from '../config.js';
 import type { Database } from '../db/schema.js';
 import { enqueueMail, enqueueManyMail, startMailRetention, type OutboxMessage, type TemplatedMessage, type TemplateRenderer } from './outbox.js';
+
+// What other features need to queue and render their e-mails (this file is mail's declared interface).
+export type { OutboxMessage, RenderedMail, TemplatedMessage, TemplateRenderer } from './outbox.js';
 import { createMailTransport } from './transport.js';
 import { createMailWorker, type MailWorker, type MailWorkerOptions } from './worker.js';
 

@@ -190,7 +190,7 @@ export const prerenderContent = {
 };
 
 /**
- * The e-mails' words and the sender's identity (src/server/waitlist/emails). Kept out of
+ * The e-mails' words and the sender's identity (src/server/consent/emails). Kept out of
  * `siteContent` so the browser's bundle does not carry them. `{productName}` is replaced.
  */
 export const emailContent = {

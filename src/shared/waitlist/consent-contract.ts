@@ -3,7 +3,7 @@ import type { EntryStatus } from './entry.js';
 /**
  * The wire contract of the links in e-mails (double opt-in, unsubscribe, erasure), shared by the
  * public pages (with and without JavaScript) and the server. No schema library here: the public
- * pages load this file; the request/response schemas are in consent-schema.ts.
+ * pages load this file; the request/response schemas are in src/server/consent/schema.ts.
  *
  * Links. Every e-mail link carries one signed token (`?token=`, LINK_TOKEN_PARAM): which entry,
  * what for (`confirm` or `manage`), until when, under an HMAC whose key never leaves the server.

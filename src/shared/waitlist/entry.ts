@@ -61,3 +61,8 @@ export const WAITLIST_ENTRY_FIELDS = Object.keys(waitlistEntrySchema.shape) as R
 
 /** Where a person is: the part of an entry the location column shows. */
 export type EntryLocation = Pick<WaitlistEntry, 'city' | 'region' | 'country'>;
+
+/** The location fields of an entry from a place (a geolocation answer), each null when unknown or when there is no place. */
+export function entryLocation(place: Partial<EntryLocation> | null | undefined): EntryLocation {
+  return { country: place?.country ?? null, city: place?.city ?? null, region: place?.region ?? null };
+}

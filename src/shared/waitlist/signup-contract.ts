@@ -1,10 +1,10 @@
+import type { AttributionField } from './attribution.js';
 import { MAX_EMAIL_LENGTH, type EmailProblem } from './email.js';
-import type { SignupRequest } from './signup-schema.js';
 
 /**
  * The wire contract of `POST /api/waitlist` and every text a signup can answer with, shared by the
  * form (with and without JavaScript) and the server. The request and response schemas are in
- * signup-schema.ts (kept apart so the landing page never loads a schema library).
+ * src/server/signup/schema.ts (kept apart so the landing page never loads a schema library).
  *
  * Request: `email`, the honeypot, the consent box when shown, and optionally where the signup came
  * from, flat (ATTRIBUTION_FIELDS of attribution.ts: `utm_source` … `utm_content`, `referrer`,
@@ -26,7 +26,12 @@ export const HONEYPOT_FIELD = 'company_website';
  */
 export const SIGNUP_BODY_LIMIT = 8 * 1024;
 
-export type { SignupRequest };
+/**
+ * The body a client sends: the address, and any of the honeypot, the consent box and the attribution
+ * fields. The server's schema (src/server/signup/schema.ts) reads exactly this shape; a type check
+ * there keeps the two the same.
+ */
+export type SignupRequest = { email: string } & Partial<Record<AttributionField | typeof HONEYPOT_FIELD | typeof CONSENT_FIELD, unknown>>;
 
 export interface ApiError {
   error: { code: string; message: string };

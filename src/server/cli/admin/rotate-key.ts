@@ -1,5 +1,5 @@
 import { rotateSigningKey, SecretKeyMismatchError } from '../../auth/keys.js';
-import { openSecretBox } from '../../auth/secret-box.js';
+import { openSecretBox } from '../../crypto/secret-box.js';
 import { loadConfig } from '../../config.js';
 import { withDatabase } from '../database.js';
 import { CliError, defineCommand, UsageError } from '../program.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { recordAudit } from '../../audit/audit-log.js';
 import { findAdminId } from '../../auth/admins.js';
-import { sessionLimits, type SessionLimits } from '../../auth/authenticate.js';
+import { sessionLimits, type SessionLimits } from '../../auth/session-limits.js';
 import { deleteSessions, listLiveSessions } from '../../auth/sessions-repository.js';
 import { loadConfig } from '../../config.js';
 import { toIsoTimestamp } from '../../db/database.js';

@@ -1,14 +1,14 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { isPostgres, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { countWaitlist, matching } from './admin-repository.js';
+import { countWaitlist, matching } from '../db/waitlist-filter.js';
 import { INSIGHTS_MAX_DAYS, INSIGHTS_TOP, type InsightsTopList, type WaitlistInsights } from '../../shared/admin/waitlist-api.js';
 import { isEmptyFilter, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { ENTRY_STATUSES } from '../../shared/waitlist/entry.js';
 
 /**
  * The admin's insight panel (contract: waitlistInsightsSchema in src/shared/admin/waitlist-api.ts),
- * computed by the database with GROUP BY under the same filter as the list (admin-repository.ts
+ * computed by the database with GROUP BY under the same filter as the list (db/waitlist-filter.ts
  * `matching`). On PostgreSQL an unfiltered panel, or one filtered by dates only, sums the per-day
  * counts that triggers keep in waitlist_rollup instead (countsFromRollup). Otherwise each GROUP BY is
  * on a column with its own (column, created_at DESC, id DESC) index, so an unfiltered panel, or one

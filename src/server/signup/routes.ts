@@ -1,14 +1,13 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import formbody from '@fastify/formbody';
-import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Geolocator } from '../geolocation/geolocator.js';
 import { HttpError } from '../http/errors.js';
+import { pageTemplateLoader, renderErrorPage } from '../http/error-page.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { clientRateLimitHook } from '../rate-limit/hook.js';
 import { siteContent, type SiteContent } from '../../shared/site/content.js';
-import { PAGES, SIGNUP_ERROR_FILE } from '../../shared/site/pages.js';
+import { PAGES } from '../../shared/site/pages.js';
 import { attributionFromFormReferer, isEmptyAttribution, normalizeAttribution, type Attribution } from '../../shared/waitlist/attribution.js';
 import {
   CONSENT_FIELD,
@@ -18,66 +17,20 @@ import {
   SIGNUP_FORM_FAILURES,
   SIGNUP_PATH,
 } from '../../shared/waitlist/signup-contract.js';
-import { isConsentTicked, signupCodeOf, signupRequestSchema, signupSuccessSchema } from '../../shared/waitlist/signup-schema.js';
-import { registerWaitlistEmails } from './emails/index.js';
-import { createSignupBatcher, type SignupBatchHooks } from './signup-batcher.js';
-import { isHoneypotFilled, signUp, signupError, signupUnavailable, type SignupDeps, type SignupStatus } from './signup.js';
+import { isConsentTicked, signupCodeOf, signupRequestSchema, signupSuccessSchema } from './schema.js';
+import { createSignupBatcher, type SignupBatchHooks } from './batcher.js';
+import { isHoneypotFilled, signUp, signupError, signupUnavailable, type SignupDeps, type SignupStatus } from './service.js';
 
 export interface WaitlistRoutesOptions {
   geolocator: Geolocator;
   /** The consent text settings (content.ts `consent` by default; tests pass a checkbox text). */
   consent?: SiteContent['consent'];
-  /** Test hooks of the group commit (signup-batcher.ts). */
+  /** Test hooks of the group commit (batcher.ts). */
   signupBatch?: SignupBatchHooks;
 }
 
 /** What a 503 tells the client: when to try again. */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
-
-/** Used when the build's signup error page is absent (tests, `npm run dev` without a web build). */
-export const FALLBACK_ERROR_PAGE = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{title}}</title>
-</head>
-<body>
-<main>
-<h1>{{title}}</h1>
-<p role="alert">{{message}}</p>
-<p><a href="/">Back to the waitlist</a></p>
-</main>
-</body>
-</html>
-`;
-
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
-}
-
-export function renderErrorPage(template: string, title: string, message: string): string {
-  // Callback replacements, so a `$` in the text is never read as a replacement pattern.
-  return template.replaceAll('{{title}}', () => escapeHtml(title)).replaceAll('{{message}}', () => escapeHtml(message));
-}
-
-/**
- * The build's script-free page template (signup-error.html, `{{title}}` and `{{message}}`), read
- * once on first use; the built-in page when there is no build. The e-mail link routes use it too.
- */
-export function pageTemplateLoader(app: FastifyInstance, file: string = SIGNUP_ERROR_FILE): () => Promise<string> {
-  const templatePath = path.join(app.config.webRoot, file);
-  let template: Promise<string> | undefined;
-  return () => {
-    template ??= fs.readFile(templatePath, 'utf8').catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') app.log.warn({ err, file: templatePath }, 'signup error page unreadable; using the built-in page');
-      return FALLBACK_ERROR_PAGE;
-    });
-    return template;
-  };
-}
 
 /** The no-JavaScript form posts urlencoded; everything else is an API client and gets JSON. */
 export function isFormPost(request: FastifyRequest): boolean {
@@ -145,8 +98,6 @@ const JOINED_BODIES: Record<SignupStatus, string> = {
  * posts get the signup error page.
  */
 export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (app, { geolocator, consent = siteContent.consent, signupBatch }) => {
-  // The confirmation, welcome and invite e-mails render when the outbox worker sends them.
-  registerWaitlistEmails(app);
   // Registered inside this plugin's scope, so it only touches the signup route.
   await app.register(formbody);
   // Fastify parses text/plain by default; a signup in plain text is a client bug: 415.

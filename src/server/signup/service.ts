@@ -6,14 +6,14 @@ import type { Geolocator, GeoLocation, GeoLogger } from '../geolocation/geolocat
 import { normalizeIp } from '../geolocation/ip.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
-import type { TemplatedMessage } from '../mail/outbox.js';
+import type { TemplatedMessage } from '../mail/index.js';
 import { HONEYPOT_FIELD, SIGNUP_ERRORS, type SignupErrorCode } from '../../shared/waitlist/signup-contract.js';
-import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { entryLocation, NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { NO_ATTRIBUTION, type Attribution } from '../../shared/waitlist/attribution.js';
-import { confirmationMail, queueRequired, welcomeMail, type MailQueue } from './consent-mail.js';
-import { insertSignup, lockWaitlistEntry, updateEntryConsent } from './repository.js';
-import type { SignupBatcher } from './signup-batcher.js';
-import { suppressionHash, type SuppressionBox } from './suppression.js';
+import { confirmationMail, queueRequired, suppressionHash, welcomeMail, type MailQueue, type SuppressionBox } from '../consent/index.js';
+import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
+import { insertSignup } from './repository.js';
+import type { SignupBatcher } from './batcher.js';
 
 export function signupError(code: SignupErrorCode): HttpError {
   const { status, message } = SIGNUP_ERRORS[code];
@@ -22,7 +22,7 @@ export function signupError(code: SignupErrorCode): HttpError {
 
 export interface SignupDeps {
   db: Kysely<Database>;
-  /** The group commit (signup-batcher.ts); without it each signup is written in a transaction of its own. */
+  /** The group commit (batcher.ts); without it each signup is written in a transaction of its own. */
   batcher?: SignupBatcher;
   geolocator: Geolocator;
   log: GeoLogger & { info(obj: object, msg: string): void };
@@ -112,7 +112,7 @@ export async function signUp(
 ): Promise<SignupOutcome> {
   // The spec says "on failure all four are null", but that described a browser asking a third
   // party for its own address. Here the server always knows the address it saw, so ip_address is
-  // stored even when the location lookup fails; only country, city and region become null.
+  // stored even when the location lookup fails; only the location's fields become null.
   const ipAddress = normalizeIp(ip);
   const location = await locate(deps.geolocator, ipAddress, deps.log);
 
@@ -125,9 +125,7 @@ export async function signUp(
     email,
     created_at: at,
     ip_address: ipAddress,
-    country: location?.country ?? null,
-    city: location?.city ?? null,
-    region: location?.region ?? null,
+    ...entryLocation(location),
     ...NO_CONSENT_RECORD,
     ...attribution,
     status: confirm ? 'pending' : 'joined',

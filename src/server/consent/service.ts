@@ -11,9 +11,10 @@ import {
   type PreferencesView,
   type UnsubscribeOutcome,
 } from '../../shared/waitlist/consent-contract.js';
-import { welcomeMail, type MailQueue } from './consent-mail.js';
+import { welcomeMail, type MailQueue } from './mail.js';
 import { verifyLinkToken } from './links.js';
-import { cancelQueuedMail, deleteMailTo, deleteWaitlistEntry, lockWaitlistEntry, updateEntryConsent } from './repository.js';
+import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
+import { cancelQueuedMail, deleteMailTo, deleteWaitlistEntry } from './repository.js';
 import { addSuppression, suppressionHash, type SuppressionBox } from './suppression.js';
 
 /**

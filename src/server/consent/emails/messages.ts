@@ -1,4 +1,4 @@
-import type { TemplatedMessage } from '../../mail/outbox.js';
+import type { TemplatedMessage } from '../../mail/index.js';
 import { waitlistEmailSubject, type WaitlistEmailTemplate } from './words.js';
 
 /**

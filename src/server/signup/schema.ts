@@ -1,7 +1,14 @@
 import { z } from 'zod/mini';
-import { ATTRIBUTION_FIELDS, type AttributionField } from './attribution.js';
-import { checkWaitlistEmail } from './email.js';
-import { CONSENT_FIELD, EMAIL_PROBLEM_CODES, HONEYPOT_FIELD, isSignupErrorCode, type SignupErrorCode } from './signup-contract.js';
+import { ATTRIBUTION_FIELDS, type AttributionField } from '../../shared/waitlist/attribution.js';
+import { checkWaitlistEmail } from '../../shared/waitlist/email.js';
+import {
+  CONSENT_FIELD,
+  EMAIL_PROBLEM_CODES,
+  HONEYPOT_FIELD,
+  isSignupErrorCode,
+  type SignupErrorCode,
+  type SignupRequest,
+} from '../../shared/waitlist/signup-contract.js';
 
 /**
  * The address, checked exactly as the form checks it and returned as stored (trimmed, lower-cased).
@@ -48,7 +55,11 @@ export const signupRequestSchema = z.pipe(
     [CONSENT_FIELD]: z.optional(z.unknown()),
   }),
 );
-export type SignupRequest = z.output<typeof signupRequestSchema>;
+
+/** What the schema gives is the contract's SignupRequest, field for field: the two cannot drift apart. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const readsTheContract: Same<z.output<typeof signupRequestSchema>, SignupRequest> = true;
+void readsTheContract;
 
 /** `joined`, or `pending` when double opt-in is on and a confirmation e-mail is on its way. */
 export const signupSuccessSchema = z.object({ status: z.enum(['joined', 'pending']) });

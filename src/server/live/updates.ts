@@ -5,12 +5,12 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { MAX_MESSAGE_BYTES, type PubSub } from '../pubsub/index.js';
 import { waitlistEventSchemas, type WaitlistEvent } from '../../shared/admin/waitlist-api.js';
-import { toWaitlistEntry, WAITLIST_COLUMNS } from './repository.js';
+import { toWaitlistEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
 
 /**
  * Live updates of the admin (issue 10 point 4): every instance tells the others, through the
  * deployment's pub/sub (src/server/pubsub), which entries signed up and what else changed; each
- * instance turns that into events on its open admin streams (admin-events-routes.ts).
+ * instance turns that into events on its open admin streams (live/routes.ts).
  *
  * Only ids travel between instances: an entry holds personal data, which stays in the database
  * (and out of Redis), and a message must fit PostgreSQL's 8000-byte NOTIFY payload. An instance
@@ -37,7 +37,7 @@ export interface LiveWaitlist {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Live updates for the admin's event streams (waitlist/live.ts). */
+    /** Live updates for the admin's event streams (live/updates.ts). */
     liveWaitlist: LiveWaitlist;
   }
 }

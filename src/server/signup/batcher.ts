@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 import { isDatabaseUnavailable } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { MailService } from '../mail/index.js';
-import type { TemplatedMessage } from '../mail/outbox.js';
+import type { MailService, TemplatedMessage } from '../mail/index.js';
 import { signupBatchCommitter, type SignupWrite } from './repository.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { RenderedMail, TemplateRenderer } from '../../mail/outbox.js';
+import type { RenderedMail, TemplateRenderer } from '../../mail/index.js';
 import { createLinkToken, linkUrl } from '../links.js';
 import { emailContent } from '../../../shared/site/content.js';
 import { CONFIRM_PAGE_PATH, ONE_CLICK_FIELD, ONE_CLICK_VALUE, PREFERENCES_PAGE_PATH } from '../../../shared/waitlist/consent-contract.js';
@@ -35,7 +35,7 @@ function loadViews(): Promise<Views> {
 const registered = new WeakSet<object>();
 
 /**
- * Registers the three renderers with app.mail.registerTemplate. Called by the waitlist routes;
+ * Registers the three renderers with app.mail.registerTemplate. Called by the consent routes;
  * idempotent per app, and does nothing when e-mail is off (PUBLIC_URL is then not required).
  */
 export function registerWaitlistEmails(app: FastifyInstance): void {

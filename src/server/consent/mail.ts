@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { MailService } from '../mail/index.js';
-import type { TemplatedMessage } from '../mail/outbox.js';
+import type { MailService, TemplatedMessage } from '../mail/index.js';
 import { waitlistEmailMessage } from './emails/messages.js';
 
 /**

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { SecretBox } from '../crypto/secret-box.js';
 import { LINK_PURPOSES, LINK_TOKEN_PARAM, type LinkPurpose } from '../../shared/waitlist/consent-contract.js';
 
 /**
@@ -11,8 +11,8 @@ import { LINK_PURPOSES, LINK_TOKEN_PARAM, type LinkPurpose } from '../../shared/
  * version (1 byte) | purpose (1 byte) | expiry in Unix seconds (4 bytes) | entry id (16 bytes).
  * Single use is a matter of state, not of the token: confirming a confirmed entry changes nothing.
  */
-/** The keyed hash of app.secretBox (the waitlist feature does not import auth). */
-type SecretBox = Pick<FastifyInstance['secretBox'], 'hmac'>;
+/** The keyed hash of app.secretBox. */
+type LinkBox = Pick<SecretBox, 'hmac'>;
 
 const VERSION = 1;
 const MAC_HEX_LENGTH = 32;
@@ -39,7 +39,7 @@ function bytesToId(bytes: Buffer): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-export function createLinkToken(box: SecretBox, claims: LinkClaims): string {
+export function createLinkToken(box: LinkBox, claims: LinkClaims): string {
   const payload = Buffer.alloc(PAYLOAD_BYTES);
   payload.writeUInt8(VERSION, 0);
   payload.writeUInt8(LINK_PURPOSES.indexOf(claims.purpose), 1);
@@ -50,7 +50,7 @@ export function createLinkToken(box: SecretBox, claims: LinkClaims): string {
 }
 
 /** Checks a token for `purpose`; `nowSeconds` is Unix seconds. Never throws on bad input. */
-export function verifyLinkToken(box: SecretBox, token: unknown, purpose: LinkPurpose, nowSeconds = Date.now() / 1000): LinkCheck {
+export function verifyLinkToken(box: LinkBox, token: unknown, purpose: LinkPurpose, nowSeconds = Date.now() / 1000): LinkCheck {
   if (typeof token !== 'string' || token.length > 200) return { ok: false, reason: 'invalid' };
   const [body, mac, extra] = token.split('.');
   if (!body || !mac || extra !== undefined || !/^[A-Za-z0-9_-]+$/.test(body) || !/^[0-9a-f]+$/.test(mac)) return { ok: false, reason: 'invalid' };

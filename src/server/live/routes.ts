@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import { ADMIN_EVENTS_HEARTBEAT_MS, ADMIN_EVENTS_PATH } from '../../shared/admin/waitlist-api.js';
-import { formatEvent } from './live.js';
+import { formatEvent } from './updates.js';
 
 export interface AdminEventsOptions {
   /** How often a comment line keeps the stream (and every proxy on the way) from idling out; ADMIN_EVENTS_HEARTBEAT_MS. */

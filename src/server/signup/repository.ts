@@ -1,35 +1,12 @@
 import type SQLite from 'better-sqlite3';
-import { sql, type Kysely, type Selectable } from 'kysely';
-import { isPostgres, rawSqliteOf, sqliteWalSync, toIsoTimestamp } from '../db/database.js';
-import type { Database, WaitlistTable } from '../db/schema.js';
-import { WAITLIST_ENTRY_FIELDS, type WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { sql, type Kysely } from 'kysely';
+import { isPostgres, rawSqliteOf, sqliteWalSync } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import { WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
+import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 
-/** Signup-side waitlist queries and the row mapping; admin reads and deletes are in admin-repository.ts. */
+/** The waitlist's inserts: a signup, a batch of them (the group commit), an import's rows. The row mapping is db/waitlist-entries.ts. */
 type Db = Kysely<Database>;
-
-/** A stored row, as the drivers return it (created_at is a Date on PostgreSQL, ISO text on SQLite). */
-export type WaitlistRow = Selectable<WaitlistTable>;
-
-/** The table and the API entry name the same fields: a column added to one only fails to compile. */
-type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : never) : never;
-const tableMatchesEntry: SameKeys<WaitlistRow, WaitlistEntry> = true;
-void tableMatchesEntry;
-
-/** The columns every entry read selects, in the entry's field order. */
-export const WAITLIST_COLUMNS = WAITLIST_ENTRY_FIELDS;
-
-/** The one place a stored row becomes the API shape (timestamps normalized per driver). */
-export function toWaitlistEntry(row: WaitlistRow): WaitlistEntry {
-  const optionalTime = (value: Date | string | null) => (value === null ? null : toIsoTimestamp(value));
-  return {
-    ...row,
-    created_at: toIsoTimestamp(row.created_at),
-    confirmation_sent_at: optionalTime(row.confirmation_sent_at),
-    confirmed_at: optionalTime(row.confirmed_at),
-    invited_at: optionalTime(row.invited_at),
-    unsubscribed_at: optionalTime(row.unsubscribed_at),
-  };
-}
 
 /** Inserts one entry in its own (auto-committed) statement; rejects with a unique violation for a known address. */
 export async function insertWaitlistEntry(db: Db, entry: WaitlistEntry): Promise<void> {
@@ -83,7 +60,7 @@ export type SignupBatchCommit = (
 ) => Promise<boolean[]>;
 
 /**
- * The group commit's transaction (signup-batcher.ts): insertSignup for many addresses at once.
+ * The group commit's transaction (batcher.ts): insertSignup for many addresses at once.
  * Each address's suppression hash is removed; each entry is inserted unless its address is already
  * on the list (case-insensitively) or earlier in the same batch. A `false` changes nothing for that
  * entry: the caller then looks at the stored one, after the commit.
@@ -176,64 +153,6 @@ export function signupBatchCommitter(db: Db): SignupBatchCommit {
 
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-
-/**
- * An entry by address (case-insensitively) or id, locked until the transaction ends on PostgreSQL
- * (SQLite has one writer at a time: the transaction's first write takes the lock, and Kysely runs
- * the whole transaction on its one connection). Call inside a transaction.
- */
-export async function lockWaitlistEntry(trx: Db, by: { email: string } | { id: string }): Promise<WaitlistEntry | undefined> {
-  const row = await trx
-    .selectFrom('waitlist')
-    .select(WAITLIST_COLUMNS)
-    .$call((qb) =>
-      'id' in by ? qb.where('id', '=', by.id) : qb.where((eb) => eb(eb.fn('lower', ['email']), '=', by.email.toLowerCase())),
-    )
-    .$if(isPostgres(trx), (qb) => qb.forUpdate())
-    .executeTakeFirst();
-  return row ? toWaitlistEntry(row) : undefined;
-}
-
-/** The consent and e-mail fields an update may change (never the address, the time joined or the place). */
-export type EntryConsentUpdate = Partial<
-  Pick<WaitlistEntry, 'status' | 'consent_version' | 'confirmation_sent_at' | 'confirmed_at' | 'confirmed_ip' | 'unsubscribed_at'>
->;
-
-/** Updates one entry's consent fields; resolves to whether it still existed. */
-export async function updateEntryConsent(db: Db, id: string, changes: EntryConsentUpdate): Promise<boolean> {
-  const result = await db.updateTable('waitlist').set(changes).where('id', '=', id).executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
-
-/** Deletes one entry (erasure); resolves to whether it existed. */
-export async function deleteWaitlistEntry(db: Db, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('waitlist').where('id', '=', id).executeTakeFirst();
-  return Number(result.numDeletedRows) === 1;
-}
-
-/** Why a queued message to an unsubscribed person is never sent (shown in the admin's outbox view). */
-export const UNSUBSCRIBED_MAIL_ERROR = 'Not sent: the recipient unsubscribed';
-
-/**
- * Every message to `email` still waiting in the outbox becomes failed with UNSUBSCRIBED_MAIL_ERROR
- * (one being sent right now cannot be called back). Outbox rows of an entry carry its stored address.
- */
-export async function cancelQueuedMail(db: Db, email: string): Promise<number> {
-  const result = await db
-    .updateTable('mail_outbox')
-    .set({ status: 'failed', last_error: UNSUBSCRIBED_MAIL_ERROR, lease_until: null })
-    .where('to_address', '=', email)
-    .where('status', '=', 'queued')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
-}
-
-/** Deletes every outbox row to `email`, whatever its status: after an erasure they are personal data we no longer hold. */
-export async function deleteMailTo(db: Db, email: string): Promise<number> {
-  const result = await db.deleteFrom('mail_outbox').where('to_address', '=', email).executeTakeFirst();
-  return Number(result.numDeletedRows);
-}
-
 /** Rows per multi-row INSERT: 22 parameters each, far below SQLite's 32,766 and PostgreSQL's 65,535. */
 export const INSERT_CHUNK_SIZE = 500;
 
@@ -254,13 +173,4 @@ export async function insertWaitlistEntriesSkippingDuplicates(db: Db, entries: r
     inserted += Number(result.numInsertedOrUpdatedRows ?? 0n);
   }
   return inserted;
-}
-
-export async function findWaitlistEntryByEmail(db: Db, email: string): Promise<WaitlistEntry | undefined> {
-  const row = await db
-    .selectFrom('waitlist')
-    .select(WAITLIST_COLUMNS)
-    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
-    .executeTakeFirst();
-  return row ? toWaitlistEntry(row) : undefined;
 }

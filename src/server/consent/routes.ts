@@ -4,6 +4,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { HttpError } from '../http/errors.js';
+import { pageTemplateLoader, renderErrorPage } from '../http/error-page.js';
 import { fastifyRateLimitStore } from '../rate-limit/fastify-store.js';
 import { siteContent } from '../../shared/site/content.js';
 import {
@@ -27,11 +28,11 @@ import {
   linkTokenRequestSchema,
   preferencesViewSchema,
   unsubscribeResultSchema,
-} from '../../shared/waitlist/consent-schema.js';
+} from './schema.js';
 import { SIGNUP_FORM_FAILURES } from '../../shared/waitlist/signup-contract.js';
-import { confirmEntry, entryIdOfToken, eraseEntry, linkError, preferencesOf, unsubscribeEntry, type ConsentDeps } from './consent-service.js';
+import { confirmEntry, entryIdOfToken, eraseEntry, linkError, preferencesOf, unsubscribeEntry, type ConsentDeps } from './service.js';
+import { registerWaitlistEmails } from './emails/index.js';
 import { verifyLinkToken } from './links.js';
-import { pageTemplateLoader, renderErrorPage } from './routes.js';
 
 /**
  * The routes behind the links in e-mails (contract: src/shared/waitlist/consent-contract.ts):
@@ -116,6 +117,8 @@ export function withLinkTokensRedacted(logger: FastifyServerOptions['logger']): 
 }
 
 export const consentRoutes: FastifyPluginAsync = async (app) => {
+  // The confirmation, welcome and invite e-mails (./emails, with these routes' links) render when the outbox worker sends them.
+  registerWaitlistEmails(app);
   // Registered in this plugin's scope only, like the signup's.
   await app.register(formbody, { bodyLimit: LINK_BODY_LIMIT });
   app.addContentTypeParser('multipart/form-data', { parseAs: 'string', bodyLimit: LINK_BODY_LIMIT }, (request, body, done) => {

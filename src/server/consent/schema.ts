@@ -1,6 +1,6 @@
 import { z } from 'zod/mini';
-import { ENTRY_STATUSES } from './entry.js';
-import { LINK_TOKEN_MAX_LENGTH } from './consent-contract.js';
+import { ENTRY_STATUSES } from '../../shared/waitlist/entry.js';
+import { LINK_TOKEN_MAX_LENGTH } from '../../shared/waitlist/consent-contract.js';
 
 /** Request and response schemas of the e-mail link API (consent-contract.ts), for the server and tests. */
 export const linkTokenRequestSchema = z.object({
@@ -12,6 +12,3 @@ export const confirmResultSchema = z.object({ outcome: z.enum(['confirmed', 'alr
 export const preferencesViewSchema = z.object({ email: z.string(), status: z.enum(ENTRY_STATUSES) });
 export const unsubscribeResultSchema = z.object({ outcome: z.enum(['unsubscribed', 'already_unsubscribed']) });
 export const eraseResultSchema = z.object({ outcome: z.literal('erased') });
-
-/** The signup's JSON answer: `pending` when double opt-in is on (the thanks page asks to check the inbox). */
-export const signupOutcomeStatuses = ['joined', 'pending'] as const;

@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { SecretBox } from '../crypto/secret-box.js';
 import type { Database } from '../db/schema.js';
 
 /**
@@ -9,8 +9,8 @@ import type { Database } from '../db/schema.js';
  * against them. Signing up again removes the address's hash: the person asked.
  */
 
-/** The keyed hash of app.secretBox (the waitlist feature does not import auth). */
-export type SuppressionBox = Pick<FastifyInstance['secretBox'], 'hmac'>;
+/** The keyed hash of app.secretBox. */
+export type SuppressionBox = Pick<SecretBox, 'hmac'>;
 
 /** The HMAC context of suppression hashes; a new context would orphan every stored hash. */
 export const SUPPRESSION_HASH_CONTEXT = 'waitlist suppression v1';

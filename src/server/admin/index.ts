@@ -1,0 +1,18 @@
+/**
+ * What other features take from the admin waitlist API (the declared interface; the import-graph
+ * check lets them import nothing else of admin/): the filter of a query string or a body, checked
+ * the same way everywhere (the insight panel, the export), and the skeleton of an audited action on
+ * a selection.
+ */
+export {
+  auditedAction,
+  auditedSelection,
+  checkBodySelection,
+  checkQueryFilter,
+  IDS_BODY_LIMIT,
+  queryFilter,
+  selectionOf,
+  selectionRouteOptions,
+  type Actor,
+  type Selection,
+} from './selection.js';

@@ -1,0 +1,151 @@
+import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { recordAudit, type AuditAction } from '../audit/audit-log.js';
+import type { Database } from '../db/schema.js';
+import { HttpError } from '../http/errors.js';
+import { INVALID_FILTER_CODE } from '../../shared/admin/waitlist-api.js';
+import {
+  FILTER_KEYS,
+  isValidDay,
+  MAX_FILTER_VALUE_LENGTH,
+  MAX_SEARCH_LENGTH,
+  waitlistFilterSchema,
+  type WaitlistFilter,
+} from '../../shared/admin/waitlist-filter.js';
+import { ENTRY_STATUSES } from '../../shared/waitlist/entry.js';
+
+/**
+ * What the admin's requests select: a filter (the list, the insight panel, a select-all), or named
+ * ids, and the one skeleton of an action on a selection (delete, invite): one transaction with its
+ * audit records. The export and the insight panel take these through index.ts.
+ */
+
+/** 100,000 UUIDs as JSON are about 3.9 MB; twice that leaves room without inviting abuse. */
+export const IDS_BODY_LIMIT = 8 * 1024 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// Filters: read from the query string (the list, the panel) or a body's `filter` (select-all), and
+// refused with 400 `invalid_filter` and a message naming the field before anything is read or changed.
+
+/** What each filter field must be, for the 400's message (zod's own messages are generic). */
+const FILTER_RULES: Record<string, string> = {
+  q: `the search is at most ${MAX_SEARCH_LENGTH} characters of text`,
+  from: 'the start date is a date written YYYY-MM-DD',
+  to: 'the end date is a date written YYYY-MM-DD',
+  country: `the country is at most ${MAX_FILTER_VALUE_LENGTH} characters of text`,
+  source: `the source is at most ${MAX_FILTER_VALUE_LENGTH} characters of text`,
+  campaign: `the campaign is at most ${MAX_FILTER_VALUE_LENGTH} characters of text`,
+  status: `the status is one of ${ENTRY_STATUSES.join(', ')}`,
+  until: 'until is an ISO-8601 UTC instant such as 2026-11-25T09:00:00.000Z',
+};
+
+function invalidFilter(detail: string): HttpError {
+  return new HttpError(400, INVALID_FILTER_CODE, `Invalid filter: ${detail}.`);
+}
+
+const INSTANT_RE = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?Z$/;
+
+/** A real instant (the schema checks the shape only; 2026-02-30T25:00:00Z must not reach the database). */
+function isRealInstant(value: string): boolean {
+  const m = INSTANT_RE.exec(value);
+  return !!m && isValidDay(m[1]!) && Number(m[2]) <= 23 && Number(m[3]) <= 59 && Number(m[4]) <= 59;
+}
+
+/** The filter, validated; throws 400 invalid_filter. Unknown keys are dropped. */
+function readFilter(input: unknown): WaitlistFilter {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw invalidFilter('send the filter as an object');
+  const parsed = waitlistFilterSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = String(issue.path[0] ?? '');
+    // The only issue without a field is the schema's own check (from after to), whose message is written for people.
+    throw invalidFilter(FILTER_RULES[key] ?? issue.message.replace(/\.$/, ''));
+  }
+  if (parsed.data.until && !isRealInstant(parsed.data.until)) throw invalidFilter(FILTER_RULES.until!);
+  // PostgreSQL text cannot hold U+0000 (no stored value has one): refused, not sent to fail there.
+  const withNul = Object.entries(parsed.data).find(([, value]) => typeof value === 'string' && value.includes('\u0000'));
+  if (withNul) throw invalidFilter(`${withNul[0]} contains a NUL character`);
+  return parsed.data;
+}
+
+/** The filter fields of a query string (the rest is paging). */
+function filterOfQuery(query: unknown): Record<string, unknown> {
+  const source = (query ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of FILTER_KEYS) if (source[key] !== undefined) out[key] = source[key];
+  return out;
+}
+
+/** The filter of a query string, validated (checkQueryFilter has refused a bad one before the handler runs). */
+export function queryFilter(query: unknown): WaitlistFilter {
+  return readFilter(filterOfQuery(query));
+}
+
+/**
+ * preValidation of the routes with a query-string filter: an invalid filter is a 400
+ * invalid_filter (rather than the schema's generic bad_request), also for a repeated parameter.
+ */
+export async function checkQueryFilter(request: FastifyRequest): Promise<void> {
+  queryFilter(request.query);
+}
+
+/**
+ * preValidation of the routes taking a selection in the body: `filter` checked as above, and the
+ * combinations the schema cannot express refused (`ids` with `filter`; `except` without `filter`).
+ */
+export async function checkBodySelection(request: FastifyRequest): Promise<void> {
+  const body = request.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return; // the schema answers
+  const { ids, filter, except } = body as Record<string, unknown>;
+  if (ids !== undefined && filter !== undefined) {
+    throw new HttpError(400, 'bad_request', 'Invalid request: send either ids or filter (with except), not both.');
+  }
+  if (except !== undefined && filter === undefined) {
+    throw new HttpError(400, 'bad_request', 'Invalid request: except is only used with filter.');
+  }
+  if (filter !== undefined) readFilter(filter);
+}
+
+/** The options of a route taking a selection in its body: the ids' body limit, checkBodySelection, and its schemas. */
+export function selectionRouteOptions<Body, Response>(body: Body, response: Response) {
+  return { bodyLimit: IDS_BODY_LIMIT, preValidation: checkBodySelection, schema: { body, response: { 200: response } } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Actions on a selection
+
+/** A body's selection: named ids, or every entry matching `filter` but those in `except`. */
+export type Selection = { ids: readonly string[] } | { filter: WaitlistFilter; except: readonly string[] };
+
+/** The selection of a body the route's schema and checkBodySelection have accepted. */
+export function selectionOf(body: { ids: string[] } | { filter: WaitlistFilter; except?: string[] | undefined }): Selection {
+  return 'ids' in body ? { ids: body.ids } : { filter: body.filter, except: body.except ?? [] };
+}
+
+/** What an audit record says of a selection: how many ids were named, or the filter and how many were left out. */
+export function auditedSelection(selection: Selection): Record<string, unknown> {
+  return 'ids' in selection ? { requested: selection.ids.length } : { scope: 'matching', filter: selection.filter, except: selection.except.length };
+}
+
+/** Who acts: the request's admin (app.adminOf) and the address the request came from. */
+export interface Actor {
+  admin: { email: string; userId: string };
+  ip: string;
+}
+
+/**
+ * An admin action on a selection: `act` changes the entries in one transaction and writes its
+ * audit records of `action` with `audit(detail)` in the same transaction, so the rows and their
+ * records are written together or not at all.
+ */
+export function auditedAction<T>(
+  db: Kysely<Database>,
+  actor: Actor,
+  action: AuditAction,
+  act: (trx: Kysely<Database>, audit: (detail: Record<string, unknown>) => Promise<void>) => Promise<T>,
+): Promise<T> {
+  const { admin, ip } = actor;
+  return db
+    .transaction()
+    .execute((trx) => act(trx, (detail) => recordAudit(trx, { action, actorEmail: admin.email, actorId: admin.userId, ip, detail })));
+}

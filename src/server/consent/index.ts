@@ -1,0 +1,8 @@
+/**
+ * What other features take from consent (the declared interface; the import-graph check lets them
+ * import nothing else of consent/): the e-mails a signup queues with its entry and the invite the
+ * admin sends, and the suppression hash a signup clears.
+ */
+export { confirmationMail, queueRequired, welcomeMail, type MailQueue } from './mail.js';
+export { waitlistEmailMessage } from './emails/messages.js';
+export { suppressionHash, type SuppressionBox } from './suppression.js';

@@ -1,0 +1,34 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+
+/** The e-mail links' own writes: an erasure, and the outbox rows of a person who unsubscribed or erased. */
+type Db = Kysely<Database>;
+
+/** Deletes one entry (erasure); resolves to whether it existed. */
+export async function deleteWaitlistEntry(db: Db, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('waitlist').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
+}
+
+/** Why a queued message to an unsubscribed person is never sent (shown in the admin's outbox view). */
+export const UNSUBSCRIBED_MAIL_ERROR = 'Not sent: the recipient unsubscribed';
+
+/**
+ * Every message to `email` still waiting in the outbox becomes failed with UNSUBSCRIBED_MAIL_ERROR
+ * (one being sent right now cannot be called back). Outbox rows of an entry carry its stored address.
+ */
+export async function cancelQueuedMail(db: Db, email: string): Promise<number> {
+  const result = await db
+    .updateTable('mail_outbox')
+    .set({ status: 'failed', last_error: UNSUBSCRIBED_MAIL_ERROR, lease_until: null })
+    .where('to_address', '=', email)
+    .where('status', '=', 'queued')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Deletes every outbox row to `email`, whatever its status: after an erasure they are personal data we no longer hold. */
+export async function deleteMailTo(db: Db, email: string): Promise<number> {
+  const result = await db.deleteFrom('mail_outbox').where('to_address', '=', email).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
