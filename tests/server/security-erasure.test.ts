@@ -79,7 +79,7 @@ describe('deleted rows leave no trace on disk (SQLite)', () => {
     await addEntries(handle, [erased, 'kept@example.com']);
     // Another connection (an export thread, say) reads in a transaction for a while.
     const reader = new SQLite(file, { readonly: true });
-    cleanups.push(() => reader.close());
+    cleanups.push(() => void reader.close());
     reader.exec('BEGIN');
     reader.prepare('SELECT count(*) FROM waitlist').get();
     await handle.db.deleteFrom('waitlist').where('email', '=', erased).execute();
