@@ -204,6 +204,8 @@ export interface MailOutboxTable {
   next_attempt_at: Timestamp;
   /** While `sending`: the claim ends then; a row whose lease expired (a crashed sender) is claimable again. */
   lease_until: Timestamp | null;
+  /** While `sending`: the token of the claim holding the lease; only it may renew the lease or record the outcome. */
+  lease_token: string | null;
   last_error: string | null;
   created_at: Timestamp;
   sent_at: Timestamp | null;
