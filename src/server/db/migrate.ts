@@ -13,6 +13,7 @@ import * as emailDomainIndex from './migrations/2026-11-27T0700-email-domain-ind
 import * as waitlistRollup from './migrations/2026-11-27T0900-waitlist-rollup.js';
 import * as exportDownloads from './migrations/2026-11-27T2000-export-downloads.js';
 import * as outboxLeaseToken from './migrations/2026-11-28T0900-outbox-lease-token.js';
+import * as mfaFailures from './migrations/2026-11-28T0910-mfa-failures.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -29,6 +30,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T0900-waitlist-rollup': waitlistRollup,
   '2026-11-27T2000-export-downloads': exportDownloads,
   '2026-11-28T0900-outbox-lease-token': outboxLeaseToken,
+  '2026-11-28T0910-mfa-failures': mfaFailures,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */

@@ -101,6 +101,16 @@ export interface AdminMfaChallengesTable {
   verified_at: Timestamp | null;
 }
 
+/** A wrong or replayed TOTP code (auth/mfa.ts): counted per challenge and per account and hour. */
+export interface AdminMfaFailuresTable {
+  id: string;
+  user_id: string;
+  factor_id: string;
+  challenge_id: string;
+  ip_address: string | null;
+  created_at: Timestamp;
+}
+
 /** Opaque refresh tokens, stored only as SHA-256 hashes (hex). */
 export interface AdminRefreshTokensTable {
   id: string;
@@ -220,6 +230,7 @@ export interface Database {
   admin_refresh_tokens: AdminRefreshTokensTable;
   admin_mfa_factors: AdminMfaFactorsTable;
   admin_mfa_challenges: AdminMfaChallengesTable;
+  admin_mfa_failures: AdminMfaFailuresTable;
   auth_signing_keys: AuthSigningKeysTable;
   auth_rate_limits: AuthRateLimitsTable;
   audit_log: AuditLogTable;
