@@ -58,6 +58,8 @@ export interface AppConfig {
     secretKey: Buffer | null;
     /** Where the generated key lives when AUTH_SECRET_KEY is unset; never in the database. */
     secretKeyFile: string;
+    /** AUTH_SECRET_KEY_PREVIOUS: the key being replaced, still accepted to open sealed values (npm run admin -- rotate-secret). */
+    previousSecretKey: Buffer | null;
     /** `required`: an admin without a verified TOTP factor can only enrol one. */
     mfa: 'optional' | 'required';
   };
@@ -223,6 +225,15 @@ const envSchema = z.object({
       return key;
     }),
   AUTH_SECRET_KEY_FILE: z.string().optional(),
+  AUTH_SECRET_KEY_PREVIOUS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return null;
+      const key = parseSecretKey(v);
+      if (!key) ctx.addIssue({ code: 'custom', message: 'must be the previous AUTH_SECRET_KEY: 32 bytes as base64 or hex' });
+      return key;
+    }),
   ADMIN_MFA: z.enum(['optional', 'required']).default('optional'),
   PUBLIC_URL: z
     .string()
@@ -376,6 +387,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       userUpdateLimit: { max: e.AUTH_USER_UPDATE_MAX_REQUESTS, windowMs: e.AUTH_USER_UPDATE_WINDOW_SECONDS * 1000 },
       secretKey: e.AUTH_SECRET_KEY,
       secretKeyFile: path.resolve(projectRoot, e.AUTH_SECRET_KEY_FILE ?? 'secrets/auth-secret.key'),
+      previousSecretKey: e.AUTH_SECRET_KEY_PREVIOUS,
       mfa: e.ADMIN_MFA,
     },
     publicUrl: e.PUBLIC_URL,

@@ -33,7 +33,9 @@ export type AuditAction =
   | 'mfa_unenroll'
   | 'mfa_reset'
   // The admin queued failed outbox messages again (src/server/mail/admin-routes.ts).
-  | 'mail_retry';
+  | 'mail_retry'
+  // `npm run admin -- rotate-secret`: every sealed value re-sealed with a new AUTH_SECRET_KEY.
+  | 'secret_rotated';
 
 export interface AuditInput {
   action: AuditAction;

@@ -111,6 +111,14 @@ export interface AdminMfaFailuresTable {
   created_at: Timestamp;
 }
 
+/** Keys the secret box keeps across a change of AUTH_SECRET_KEY, sealed with it (auth/secret-rotation.ts). */
+export interface AuthSecretBoxKeysTable {
+  /** `hmac`: the keyed-hash key. */
+  name: string;
+  sealed_key: string;
+  created_at: Timestamp;
+}
+
 /** Opaque refresh tokens, stored only as SHA-256 hashes (hex). */
 export interface AdminRefreshTokensTable {
   id: string;
@@ -232,6 +240,7 @@ export interface Database {
   admin_mfa_challenges: AdminMfaChallengesTable;
   admin_mfa_failures: AdminMfaFailuresTable;
   auth_signing_keys: AuthSigningKeysTable;
+  auth_secret_box_keys: AuthSecretBoxKeysTable;
   auth_rate_limits: AuthRateLimitsTable;
   audit_log: AuditLogTable;
   mail_outbox: MailOutboxTable;
