@@ -6,6 +6,10 @@ import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, rawSqliteOf, scrubDeletedRows, type DatabaseHandle } from '../../src/server/db/database.js';
 import { migrateToLatest } from '../../src/server/db/migrate.js';
+import { createAdmin } from '../../src/server/auth/admins.js';
+import { run as adminCli } from '../../src/server/cli/admin.js';
+import { startMailRetention } from '../../src/server/mail/outbox.js';
+import { runCliInProcess } from '../support/server-process.js';
 import { describeWhen, openTestDatabase } from '../support/databases.js';
 
 /**
@@ -95,6 +99,35 @@ describe('deleted rows leave no trace on disk (SQLite)', () => {
     // The event loop kept running while the reader held the WAL.
     expect(ticks).toBeGreaterThan(20);
     expect(onDisk(file, erased)).toEqual({ db: false, wal: false });
+  });
+});
+
+describe('where the server scrubs by itself (SQLite)', () => {
+  it('the outbox retention: expired messages (addresses, bodies) are off the disk once purged', async () => {
+    const { file, handle } = await sqliteFile();
+    const to = marker();
+    const old = new Date(Date.now() - 400 * 24 * 3600_000).toISOString();
+    await handle.db
+      .insertInto('mail_outbox')
+      .values({ id: randomUUID(), message_id: `<${randomUUID()}@x.example>`, kind: 'test', to_address: to, subject: 'Hi', text_body: 'Body', html_body: null, template: null, template_data: null, status: 'sent', next_attempt_at: old, created_at: old, sent_at: old })
+      .execute();
+    rawSqliteOf(handle.db)!.pragma('wal_checkpoint(TRUNCATE)');
+    const log = { info: () => undefined, error: (obj: object) => expect.fail(JSON.stringify(obj)) };
+    const stop = await startMailRetention(handle.db, 30, log);
+    stop();
+    expect(await handle.db.selectFrom('mail_outbox').select('id').execute()).toEqual([]);
+    expect(onDisk(file, to)).toEqual({ db: false, wal: false });
+  });
+
+  it('npm run admin -- delete: the admin’s address is off the disk', async () => {
+    const { file, handle } = await sqliteFile();
+    const email = marker();
+    await createAdmin(handle.db, email, 'correct-Horse-battery-42');
+    rawSqliteOf(handle.db)!.pragma('wal_checkpoint(TRUNCATE)');
+    expect(onDisk(file, email).db).toBe(true);
+    const res = await runCliInProcess(adminCli, ['delete', email], { env: { DATABASE_URL: `file:${file}`, LOG_LEVEL: 'silent' } });
+    expect(res.code, res.stderr).toBe(0);
+    expect(onDisk(file, email)).toEqual({ db: false, wal: false });
   });
 });
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Insertable, type Kysely, type Selectable, type UpdateObject } from 'kysely';
-import { isPostgres, parseJsonObject, rawSqliteOf, toIsoTimestamp } from '../db/database.js';
+import { isPostgres, parseJsonObject, rawSqliteOf, scrubDeletedRows, toIsoTimestamp } from '../db/database.js';
 import type { Database, MailOutboxTable } from '../db/schema.js';
 
 /**
@@ -371,7 +371,11 @@ export async function startMailRetention(
   const purge = async () => {
     try {
       const deleted = await purgeExpiredMail(db, retentionDays, now());
-      if (deleted > 0) log.info({ deleted, retentionDays }, 'mail: expired outbox messages deleted');
+      if (deleted > 0) {
+        log.info({ deleted, retentionDays }, 'mail: expired outbox messages deleted');
+        // The rows held addresses and bodies: off the disk too (SQLite's WAL).
+        await scrubDeletedRows(db);
+      }
     } catch (err) {
       log.error({ err }, 'mail: could not delete expired outbox messages');
     }
