@@ -1,8 +1,7 @@
-import { AuthClient } from '@supabase/auth-js';
-import type { AddressInfo } from 'node:net';
 import { Secret, TOTP } from 'otpauth';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/server/auth/admins.js';
+import { authBaseUrl, authJsClient } from '../support/auth-js-client.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -18,11 +17,6 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-function memoryStorage() {
-  const map = new Map<string, string>();
-  return { map, getItem: (k: string) => map.get(k) ?? null, setItem: (k: string, v: string) => void map.set(k, v), removeItem: (k: string) => void map.delete(k) };
-}
-
 describe.each(TEST_DIALECTS)('logout scopes of an aal1 session (%s)', (dialect: TestDialect) => {
   let t: TestApp;
   let baseUrl: string;
@@ -30,13 +24,11 @@ describe.each(TEST_DIALECTS)('logout scopes of an aal1 session (%s)', (dialect: 
   async function start(): Promise<void> {
     t = await createTestApp({ AUTH_IP_MAX_ATTEMPTS: '1000' }, { dialect });
     cleanups.push(() => t.close());
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/auth/v1`;
+    baseUrl = await authBaseUrl(t.app);
   }
 
   async function browser(email: string) {
-    const storage = memoryStorage();
-    const auth = new AuthClient({ url: baseUrl, storageKey: 'sb-logout', storage, autoRefreshToken: false, detectSessionInUrl: false, persistSession: true });
+    const { auth, storage } = authJsClient(baseUrl);
     const { data, error } = await auth.signInWithPassword({ email, password: PASSWORD });
     expect(error).toBeNull();
     return { auth, storage, sessionId: JSON.parse(Buffer.from(data.session!.access_token.split('.')[1]!, 'base64url').toString()).session_id as string };

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { AuthClient, isAuthApiError } from '@supabase/auth-js';
+import { isAuthApiError } from '@supabase/auth-js';
 import type { LightMyRequestResponse } from 'fastify';
-import type { AddressInfo } from 'node:net';
 import { Secret, TOTP } from 'otpauth';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/server/auth/admins.js';
 import { totpSecretContext } from '../../src/server/auth/mfa.js';
 import { run as adminCli } from '../../src/server/cli/admin.js';
+import { authBaseUrl, authJsClient } from '../support/auth-js-client.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { runCliInProcess } from '../support/server-process.js';
 import { startSmtpServer } from '../support/smtp.js';
@@ -89,10 +89,20 @@ describe.each(TEST_DIALECTS)('second-factor codes (%s)', (dialect: TestDialect) 
     await createAdmin(t.app.database.db, email, PASSWORD);
     const first = await signIn(email);
     const factor = await enroll(first.access_token);
-    const ok = await verify(first.access_token, factor.id, await challenge(first.access_token, factor.id), codeFor(factor.secret));
+    const ok = await rightCode(first, factor);
     expect(ok.statusCode, ok.body).toBe(200);
     await forgetStep(factor.id);
     return { email, factor, aal1: await signIn(email), aal2: ok.json() as Session };
+  }
+  /** A new challenge answered with the factor's current code. */
+  const rightCode = async (session: Session, factor: { id: string; secret: string }) =>
+    verify(session.access_token, factor.id, await challenge(session.access_token, factor.id), codeFor(factor.secret));
+  /** Two challenges, five wrong codes each: the account's limit within the hour. */
+  async function tenWrongCodes(session: Session, factor: { id: string; secret: string }): Promise<void> {
+    for (let round = 0; round < 2; round += 1) {
+      const c = await challenge(session.access_token, factor.id);
+      for (let i = 0; i < 5; i += 1) expectError(await verify(session.access_token, factor.id, c, wrongCode(factor.secret)), 422, 'mfa_verification_failed');
+    }
   }
   async function auditOf(userId: string, action: string) {
     const rows = await t.app.database.db.selectFrom('audit_log').select('detail').where('action', '=', action).where('actor_id', '=', userId).orderBy('created_at').execute();
@@ -109,18 +119,15 @@ describe.each(TEST_DIALECTS)('second-factor codes (%s)', (dialect: TestDialect) 
     expect((await auditOf(aal1.user.id, 'mfa_verify_failed')).map((d) => d.challenge_failures)).toEqual([1, 2, 3, 4, 5]);
     expect(await auditOf(aal1.user.id, 'mfa_challenge_exhausted')).toEqual([{ factor_id: factor.id, challenge_id: c, failures: 5 }]);
     // A new challenge with the right code works (5 wrong codes are below the account's limit).
-    const fresh = await verify(aal1.access_token, factor.id, await challenge(aal1.access_token, factor.id), codeFor(factor.secret));
+    const fresh = await rightCode(aal1, factor);
     expect(fresh.statusCode, fresh.body).toBe(200);
   });
 
   it('10 wrong codes within an hour lock verification (429, Retry-After) until the hour has passed', async () => {
     await start();
     const { email, factor, aal1 } = await mfaAdmin();
-    for (let round = 0; round < 2; round += 1) {
-      const c = await challenge(aal1.access_token, factor.id);
-      for (let i = 0; i < 5; i += 1) expectError(await verify(aal1.access_token, factor.id, c, wrongCode(factor.secret)), 422, 'mfa_verification_failed');
-    }
-    const locked = await verify(aal1.access_token, factor.id, await challenge(aal1.access_token, factor.id), codeFor(factor.secret));
+    await tenWrongCodes(aal1, factor);
+    const locked = await rightCode(aal1, factor);
     expectError(locked, 429, 'over_request_rate_limit');
     const retryAfter = Number(locked.headers['retry-after']);
     expect(retryAfter).toBeGreaterThan(3500);
@@ -129,27 +136,24 @@ describe.each(TEST_DIALECTS)('second-factor codes (%s)', (dialect: TestDialect) 
     expect(await auditOf(aal1.user.id, 'mfa_verify_refused')).toEqual([expect.objectContaining({ reason: 'too_many_failures', failures: 10 })]);
     // Another session of the same account is refused too (the count is the account's).
     const other = await signIn(email);
-    expectError(await verify(other.access_token, factor.id, await challenge(other.access_token, factor.id), codeFor(factor.secret)), 429, 'over_request_rate_limit');
+    expectError(await rightCode(other, factor), 429, 'over_request_rate_limit');
 
     // An hour later (the failures' times moved back), the right code works again.
     await t.app.database.db.updateTable('admin_mfa_failures').set({ created_at: new Date(Date.now() - 3_601_000).toISOString() }).where('user_id', '=', aal1.user.id).execute();
-    const later = await verify(other.access_token, factor.id, await challenge(other.access_token, factor.id), codeFor(factor.secret));
+    const later = await rightCode(other, factor);
     expect(later.statusCode, later.body).toBe(200);
   });
 
   it('npm run admin -- unlock opens a locked verification at once', async () => {
     await start();
     const { email, factor, aal1 } = await mfaAdmin();
-    for (let round = 0; round < 2; round += 1) {
-      const c = await challenge(aal1.access_token, factor.id);
-      for (let i = 0; i < 5; i += 1) await verify(aal1.access_token, factor.id, c, wrongCode(factor.secret));
-    }
-    expectError(await verify(aal1.access_token, factor.id, await challenge(aal1.access_token, factor.id), codeFor(factor.secret)), 429, 'over_request_rate_limit');
+    await tenWrongCodes(aal1, factor);
+    expectError(await rightCode(aal1, factor), 429, 'over_request_rate_limit');
     const res = await runCliInProcess(adminCli, ['unlock', email], { env: { DATABASE_URL: t.databaseUrl, LOG_LEVEL: 'silent' } });
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toBe(`Sign-in counters cleared for ${email} in the database.\n10 wrong two-factor codes forgotten: code verification is open again.\n`);
     expect(await auditOf(aal1.user.id, 'unlock')).toEqual([{ by: 'cli', mfa_failures_cleared: 10 }]);
-    const ok = await verify(aal1.access_token, factor.id, await challenge(aal1.access_token, factor.id), codeFor(factor.secret));
+    const ok = await rightCode(aal1, factor);
     expect(ok.statusCode, ok.body).toBe(200);
   });
 
@@ -189,14 +193,7 @@ describe.each(TEST_DIALECTS)('second-factor codes (%s)', (dialect: TestDialect) 
   it('auth-js sees GoTrue errors: 422 mfa_challenge_expired for a used-up challenge, 429 over_request_rate_limit when locked', async () => {
     await start();
     const { email, factor } = await mfaAdmin();
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const storage = new Map<string, string>();
-    const auth = new AuthClient({
-      url: `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/auth/v1`,
-      storage: { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => void storage.set(k, v), removeItem: (k) => void storage.delete(k) },
-      autoRefreshToken: false,
-      detectSessionInUrl: false,
-    });
+    const { auth } = authJsClient(await authBaseUrl(t.app));
     expect((await auth.signInWithPassword({ email, password: PASSWORD })).error).toBeNull();
     const c = await auth.mfa.challenge({ factorId: factor.id });
     for (let i = 0; i < 5; i += 1) {
@@ -222,13 +219,13 @@ describe.each(TEST_DIALECTS)('second-factor codes (%s)', (dialect: TestDialect) 
         .insertInto('admin_mfa_factors')
         .values({ id: leftover.id, user_id: aal1.user.id, friendly_name: 'leftover', factor_type: 'totp', status: 'unverified', secret: t.app.secretBox.seal(leftover.secret, totpSecretContext(leftover.id)), created_at: at, updated_at: at, last_challenged_at: null, last_verified_step: null })
         .execute();
-      const refused = await verify(aal1.access_token, leftover.id, await challenge(aal1.access_token, leftover.id), codeFor(leftover.secret));
+      const refused = await rightCode(aal1, leftover);
       expectError(refused, 403, 'insufficient_aal');
       const verified = await t.app.database.db.selectFrom('admin_mfa_factors').select('id').where('user_id', '=', aal1.user.id).where('status', '=', 'verified').execute();
       expect(verified.map((f) => f.id)).toEqual([factor.id]);
       // Nor may that session enrol one (GoTrue's rule, unchanged); an aal2 session may do both.
       expectError(await call('POST', '/auth/v1/factors', aal1.access_token, { factor_type: 'totp', friendly_name: 'second' }), 403, 'insufficient_aal');
-      const ok = await verify(aal2.access_token, leftover.id, await challenge(aal2.access_token, leftover.id), codeFor(leftover.secret));
+      const ok = await rightCode(aal2, leftover);
       expect(ok.statusCode, ok.body).toBe(200);
     });
 

@@ -1,14 +1,14 @@
-import { AuthClient, isAuthWeakPasswordError } from '@supabase/auth-js';
+import { isAuthWeakPasswordError } from '@supabase/auth-js';
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import * as zxcvbnCommon from '@zxcvbn-ts/language-common';
 import * as zxcvbnEn from '@zxcvbn-ts/language-en';
-import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/server/auth/admins.js';
 import { isBreachedPassword } from '../../src/server/auth/guess-estimate.js';
 import { stopGuessEstimator } from '../../src/server/auth/guess-estimator.js';
 import { checkPasswordStrength } from '../../src/server/auth/passwords.js';
 import { run as adminCli } from '../../src/server/cli/admin.js';
+import { authBaseUrl, authJsClient } from '../support/auth-js-client.js';
 import { runCliInProcess } from '../support/server-process.js';
 import { createTestApp } from '../support/test-app.js';
 
@@ -41,14 +41,7 @@ describe('breached passwords', () => {
     const t = await createTestApp({ AUTH_IP_MAX_ATTEMPTS: '1000' });
     try {
       await createAdmin(t.app.database.db, 'breach@example.com', 'correct-Horse-battery-42');
-      await t.app.listen({ host: '127.0.0.1', port: 0 });
-      const storage = new Map<string, string>();
-      const auth = new AuthClient({
-        url: `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/auth/v1`,
-        storage: { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => void storage.set(k, v), removeItem: (k) => void storage.delete(k) },
-        autoRefreshToken: false,
-        detectSessionInUrl: false,
-      });
+      const { auth } = authJsClient(await authBaseUrl(t.app));
       expect((await auth.signInWithPassword({ email: 'breach@example.com', password: 'correct-Horse-battery-42' })).error).toBeNull();
       const { error } = await auth.updateUser({ password: 'PerAsperaAdAstra', current_password: 'correct-Horse-battery-42' } as Parameters<typeof auth.updateUser>[0]);
       expect(isAuthWeakPasswordError(error)).toBe(true);
