@@ -30,7 +30,7 @@ export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live'
 export const SERVER_INTERFACES = {
   admin: ['insights', 'export'],
   consent: ['signup', 'admin'],
-  mail: ['signup', 'consent', 'admin'],
+  mail: ['signup', 'consent', 'admin', 'auth'],
   auth: ['admin', 'export'],
 };
 

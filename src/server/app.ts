@@ -17,7 +17,8 @@ import { siteRoutes } from './site/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { adminAccountRoutes } from './auth/account-routes.js';
 import { registerAdminGuard } from './auth/require-admin.js';
-import { looseFileWarnings, openSecretBox, type SecretBox } from './crypto/secret-box.js';
+import { looseFileWarnings, type SecretBox } from './crypto/secret-box.js';
+import { loadSecretBox } from './auth/secret-rotation.js';
 import { configureKeyRing } from './auth/keys.js';
 import { startAuditRetention } from './audit/audit-log.js';
 import { createRateLimitStores, type RateLimitStores } from './rate-limit/index.js';
@@ -83,13 +84,14 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     ...(options.sqliteCheckpoints === 'on-commit' ? {} : { backgroundCheckpoints: app.log }),
   });
   app.decorate('config', config);
-  app.decorate('secretBox', openSecretBox(config.auth));
   app.decorate('database', database);
   app.addHook('onClose', async () => database.close());
 
   try {
     const applied = await migrateToLatest(database.db);
     if (applied.length > 0) app.log.info({ migrations: applied }, 'database migrated');
+    // Seals with AUTH_SECRET_KEY, opens with it or AUTH_SECRET_KEY_PREVIOUS (auth/secret-rotation.ts).
+    app.decorate('secretBox', await loadSecretBox(config.auth, database.db));
   } catch (err) {
     await database.close();
     throw err;

@@ -58,6 +58,8 @@ export interface AppConfig {
     secretKey: Buffer | null;
     /** Where the generated key lives when AUTH_SECRET_KEY is unset; never in the database. */
     secretKeyFile: string;
+    /** AUTH_SECRET_KEY_PREVIOUS: the key being replaced, still accepted to open sealed values (npm run admin -- rotate-secret). */
+    previousSecretKey: Buffer | null;
     /** `required`: an admin without a verified TOTP factor can only enrol one. */
     mfa: 'optional' | 'required';
   };
@@ -168,6 +170,18 @@ const wholeNumber = (fallback: number, min: number, max: number, expected: strin
 const positiveInt = (name: string, fallback: number) =>
   wholeNumber(fallback, 1, Infinity, `${name} must be a positive whole number`);
 
+/** An optional 32-byte key as base64 or hex (AUTH_SECRET_KEY, AUTH_SECRET_KEY_PREVIOUS); null when unset or blank. */
+const secretKeySetting = (problem: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return null;
+      const key = parseSecretKey(v);
+      if (!key) ctx.addIssue({ code: 'custom', message: problem });
+      return key;
+    });
+
 const envSchema = z.object({
   HOST: z.string().trim().min(1).default('0.0.0.0'),
   PORT: wholeNumber(3000, 0, 65535, 'must be a port number from 0 to 65535'),
@@ -213,16 +227,9 @@ const envSchema = z.object({
   AUTH_SESSION_INACTIVITY_SECONDS: wholeNumber(1800, 60, 2_592_000, 'AUTH_SESSION_INACTIVITY_SECONDS must be a whole number from 60 to 2592000 (30 days)'),
   AUTH_USER_UPDATE_MAX_REQUESTS: positiveInt('AUTH_USER_UPDATE_MAX_REQUESTS', 10),
   AUTH_USER_UPDATE_WINDOW_SECONDS: positiveInt('AUTH_USER_UPDATE_WINDOW_SECONDS', 300),
-  AUTH_SECRET_KEY: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === '') return null;
-      const key = parseSecretKey(v);
-      if (!key) ctx.addIssue({ code: 'custom', message: 'must be 32 random bytes as base64 or hex (openssl rand -base64 32)' });
-      return key;
-    }),
+  AUTH_SECRET_KEY: secretKeySetting('must be 32 random bytes as base64 or hex (openssl rand -base64 32)'),
   AUTH_SECRET_KEY_FILE: z.string().optional(),
+  AUTH_SECRET_KEY_PREVIOUS: secretKeySetting('must be the previous AUTH_SECRET_KEY: 32 bytes as base64 or hex'),
   ADMIN_MFA: z.enum(['optional', 'required']).default('optional'),
   PUBLIC_URL: z
     .string()
@@ -376,6 +383,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       userUpdateLimit: { max: e.AUTH_USER_UPDATE_MAX_REQUESTS, windowMs: e.AUTH_USER_UPDATE_WINDOW_SECONDS * 1000 },
       secretKey: e.AUTH_SECRET_KEY,
       secretKeyFile: path.resolve(projectRoot, e.AUTH_SECRET_KEY_FILE ?? 'secrets/auth-secret.key'),
+      previousSecretKey: e.AUTH_SECRET_KEY_PREVIOUS,
       mfa: e.ADMIN_MFA,
     },
     publicUrl: e.PUBLIC_URL,

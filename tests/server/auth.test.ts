@@ -493,6 +493,7 @@ describe.each(TEST_DIALECTS)('auth service (%s)', (dialect: TestDialect) => {
         userUpdateLimit: { max: 10, windowMs: 300_000 },
         secretKey: null,
         secretKeyFile: expect.stringMatching(/secrets\/auth-secret\.key$/),
+        previousSecretKey: null,
         mfa: 'optional',
       });
       const short = await createTestApp({ JWT_EXPIRY_SECONDS: '600' }, { dialect });

@@ -50,7 +50,7 @@ describe.each(TEST_DIALECTS)('signing keys at rest (%s)', (dialect: TestDialect)
     expect(privateJwk).toMatchObject({ kty: 'EC', crv: 'P-256', d: expect.any(String), x: (JSON.parse(row!.public_jwk) as JWK).x });
   });
 
-  it('seals, in place, a key an earlier version stored in clear; its tokens keep working', async () => {
+  it('seals, in place, a key an earlier version stored in clear, and replaces it; its tokens keep working', async () => {
     const before = await signIn(t.app, { email: EMAIL, password: PASSWORD });
     const [row] = await keyRows();
     const clear = t.app.secretBox.open(row!.private_jwk, `jwk:${row!.kid}`);
@@ -58,13 +58,18 @@ describe.each(TEST_DIALECTS)('signing keys at rest (%s)', (dialect: TestDialect)
     clearKeyCache(t.app.database.db); // as a restart would
 
     const after = await signIn(t.app, { email: EMAIL, password: PASSWORD });
-    const [sealed] = await keyRows();
-    expect(await keyRows()).toHaveLength(1);
+    const [sealed, replacement] = await keyRows();
+    // Security review, finding 9: older backups hold that key in clear, so a new one signs from now on.
+    expect(await keyRows()).toHaveLength(2);
     expect(sealed!.kid).toBe(row!.kid);
     expect(t.app.secretBox.isSealed(sealed!.private_jwk)).toBe(true);
     expect(t.app.secretBox.open(sealed!.private_jwk, `jwk:${sealed!.kid}`)).toBe(clear);
-    expect(kidOf(after.access_token)).toBe(row!.kid);
+    expect(kidOf(after.access_token)).toBe(replacement!.kid);
     expect((await getUser(t.app, before.access_token)).statusCode).toBe(200);
+    // The next tests rotate from one key, as before: the replacement's predecessor is set aside.
+    await t.app.database.db.deleteFrom('auth_signing_keys').where('kid', '=', row!.kid).execute();
+    await t.app.database.db.updateTable('auth_signing_keys').set({ generation: 1 }).where('kid', '=', replacement!.kid).execute();
+    clearKeyCache(t.app.database.db);
   });
 
   it('admin rotate-key: the new key signs; the previous one verifies until its tokens expired, then it is retired', async () => {

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { scrubDeletedRowsSoon } from '../db/database.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod/mini';
 import { auditEmailHash, recordAudit } from '../audit/audit-log.js';
@@ -107,6 +108,11 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
     ids: rows.map((r) => r.id),
     email_hashes: rows.map((r) => auditEmailHash(app.secretBox, r.email)),
   });
+  /** After a delete has committed: open admin pages refresh and the deleted rows leave the disk. */
+  const deletedRows = (request: FastifyRequest) => {
+    app.liveWaitlist.changed('deleted');
+    scrubDeletedRowsSoon(db, request.log);
+  };
 
   app.get(
     ADMIN_WAITLIST_PATH,
@@ -151,7 +157,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
         return rows;
       });
       request.log.info({ deleted: deleted.length, actor: admin.userId }, 'waitlist entries deleted');
-      if (deleted.length > 0) app.liveWaitlist.changed('deleted');
+      if (deleted.length > 0) deletedRows(request);
       return { deleted };
     },
   );
@@ -176,7 +182,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
         return count;
       });
       request.log.info({ deleted, actor: admin.userId }, 'matching waitlist entries deleted');
-      if (deleted > 0) app.liveWaitlist.changed('deleted');
+      if (deleted > 0) deletedRows(request);
       return { deleted };
     },
   );

@@ -24,10 +24,18 @@ export type AuditAction =
   | 'mfa_enroll'
   | 'mfa_verify'
   | 'mfa_verify_failed'
+  // Wrong codes (security review, finding 1): a challenge used up, the account's verification locked
+  // for the hour or refused while locked, the warning e-mail queued.
+  | 'mfa_challenge_exhausted'
+  | 'mfa_locked'
+  | 'mfa_verify_refused'
+  | 'mfa_alert_queued'
   | 'mfa_unenroll'
   | 'mfa_reset'
   // The admin queued failed outbox messages again (src/server/mail/admin-routes.ts).
-  | 'mail_retry';
+  | 'mail_retry'
+  // `npm run admin -- rotate-secret`: every sealed value re-sealed with a new AUTH_SECRET_KEY.
+  | 'secret_rotated';
 
 export interface AuditInput {
   action: AuditAction;

@@ -33,6 +33,14 @@ export interface AuthFailure {
 
 export type AuthResult = AuthSuccess | AuthFailure;
 
+/**
+ * Whether the request carries a second factor: the session row is aal2 AND so is the token (a token
+ * issued before the code was entered, on a session raised since, does not count).
+ */
+export function isAal2(auth: Pick<AuthSuccess, 'claims' | 'session'>): boolean {
+  return auth.session.aal === 'aal2' && auth.claims.aal === 'aal2';
+}
+
 /** Extracts the token from `Authorization: Bearer <token>` ("bearer" case-insensitive), or null. */
 export function bearerToken(header: string | string[] | undefined): string | null {
   if (typeof header !== 'string') return null;

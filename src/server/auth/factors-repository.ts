@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable, type Transaction } from 'kysely';
-import { isPostgres } from '../db/database.js';
-import type { AdminMfaChallengesTable, AdminMfaFactorsTable, Database } from '../db/schema.js';
+import { isPostgres, toIsoTimestamp } from '../db/database.js';
+import type { AdminMfaChallengesTable, AdminMfaFactorsTable, AdminMfaFailuresTable, Database } from '../db/schema.js';
 import type { Db } from './users-repository.js';
 
 /** The SQL for `admin_mfa_factors`, `admin_mfa_challenges` and the assurance columns of `admin_sessions`. */
@@ -83,6 +83,36 @@ export function findChallenge(db: Db, id: string, factorId: string): Promise<Cha
 
 export async function deleteChallenge(db: Db, id: string): Promise<void> {
   await db.deleteFrom('admin_mfa_challenges').where('id', '=', id).execute();
+}
+
+/** Records a wrong (or replayed) code; the account's failures from before `expired` go at the same time. */
+export async function insertFailure(db: Db, failure: Insertable<AdminMfaFailuresTable>, expired: string): Promise<void> {
+  await db.deleteFrom('admin_mfa_failures').where('user_id', '=', failure.user_id).where('created_at', '<', expired).execute();
+  await db.insertInto('admin_mfa_failures').values(failure).execute();
+}
+
+/** How many wrong codes were entered against a challenge. */
+export async function countChallengeFailures(db: Db, challengeId: string): Promise<number> {
+  const row = await db.selectFrom('admin_mfa_failures').select((eb) => eb.fn.countAll<string | number>().as('n')).where('challenge_id', '=', challengeId).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** The account's wrong codes since `since`, oldest first (their times, as ISO strings). */
+export async function accountFailuresSince(db: Db, userId: string, since: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('admin_mfa_failures')
+    .select('created_at')
+    .where('user_id', '=', userId)
+    .where('created_at', '>=', since)
+    .orderBy('created_at')
+    .execute();
+  return rows.map((r) => toIsoTimestamp(r.created_at));
+}
+
+/** Forgets an account's wrong codes (`npm run admin -- unlock`); returns how many. */
+export async function clearFailures(db: Db, userId: string): Promise<number> {
+  const result = await db.deleteFrom('admin_mfa_failures').where('user_id', '=', userId).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** Marks the challenge used; false when another request used it first. */

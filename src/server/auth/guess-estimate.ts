@@ -1,6 +1,7 @@
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import * as zxcvbnCommon from '@zxcvbn-ts/language-common';
 import * as zxcvbnEn from '@zxcvbn-ts/language-en';
+import breachedPasswords from 'fxa-common-password-list';
 
 /**
  * The zxcvbn-ts estimate behind the password policy (passwords.ts), on its own: the dictionaries
@@ -28,7 +29,22 @@ function getEstimator(): ZxcvbnFactory {
   return estimator;
 }
 
-/** zxcvbn's score (0 to 4) of `password`, with `knownWords` counted as words an attacker tries first. */
+/**
+ * Whether `password` (any case) is one of the most common breached passwords (ASVS 2.1.7): Mozilla's
+ * fxa-common-password-list, the 50,000 most frequent passwords of at least 8 characters in Mark
+ * Burnett's 10-million-password set of leaked credentials (SecLists), checked offline. zxcvbn's own
+ * common list comes from the same set but leaves out what its patterns rate cheaply, and a listed
+ * password can still reach score 4 (`perasperaadastra`, keyboard-shifted words such as `ytpfdbcbvjcnm`).
+ */
+export function isBreachedPassword(password: string): boolean {
+  return breachedPasswords.test(password.toLowerCase());
+}
+
+/**
+ * zxcvbn's score (0 to 4) of `password`, with `knownWords` counted as words an attacker tries first;
+ * 0 for a breached password (it is in the lists attackers try first, whatever its estimate).
+ */
 export function guessScore(password: string, knownWords: readonly string[]): number {
+  if (isBreachedPassword(password)) return 0;
   return getEstimator().check(password, [...knownWords]).score;
 }

@@ -55,7 +55,8 @@ function publicJwkFor(jwk: JWK, kid: string): JWK {
   return { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, kid, alg: JWT_ALGORITHM, use: 'sig', key_ops: ['verify'] };
 }
 
-const sealContext = (kid: string) => `jwk:${kid}`;
+/** The sealing context of a signing key's private JWK (also used by `admin rotate-secret`). */
+export const sealContext = (kid: string) => `jwk:${kid}`;
 
 function optionsFor(db: Kysely<Database>): KeyRingOptions {
   const options = settings.get(db);
@@ -105,17 +106,31 @@ async function nextGeneration(db: Kysely<Database>): Promise<number> {
 /**
  * Seals every private key still stored in clear (a database from before encryption at rest). The
  * update only applies if the row still holds that clear text, so concurrent starts do not clash.
+ * Returns how many keys still in use (not retired) this call sealed: those keys are in older dumps
+ * and backups in clear, so they must be replaced (buildRing rotates).
  */
-async function sealLegacyKeys(db: Kysely<Database>, box: SecretBox): Promise<void> {
-  const rows = await db.selectFrom('auth_signing_keys').select(['kid', 'private_jwk']).execute();
+async function sealLegacyKeys(db: Kysely<Database>, box: SecretBox): Promise<number> {
+  const rows = await db.selectFrom('auth_signing_keys').select(['kid', 'private_jwk', 'retired_at']).execute();
+  let sealedInUse = 0;
   for (const row of rows) {
     if (box.isSealed(row.private_jwk)) continue;
-    await db
+    const result = await db
       .updateTable('auth_signing_keys')
       .set({ private_jwk: box.seal(row.private_jwk, sealContext(row.kid)) })
       .where('kid', '=', row.kid)
       .where('private_jwk', '=', row.private_jwk)
-      .execute();
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 1 && row.retired_at === null) sealedInUse += 1;
+  }
+  return sealedInUse;
+}
+
+/** Inserts the next generation's key, trying again if another instance took that generation first. */
+async function insertNextKey(db: Kysely<Database>, box: SecretBox): Promise<{ kid: string; generation: number }> {
+  for (;;) {
+    const generation = await nextGeneration(db);
+    const kid = await insertKey(db, box, generation);
+    if (kid !== null) return { kid, generation };
   }
 }
 
@@ -153,7 +168,13 @@ async function openPrivateKey(box: SecretBox, row: { kid: string; private_jwk: s
 
 async function buildRing(db: Kysely<Database>, options: KeyRingOptions): Promise<KeyRing> {
   const box = options.secretBox;
-  await sealLegacyKeys(db, box);
+  if ((await sealLegacyKeys(db, box)) > 0) {
+    // Security review, finding 9: a key that was stored in clear is in every older dump and backup
+    // as it is, so it is replaced at once (by the one instance whose seal won). It keeps verifying
+    // the tokens it signed until they have expired, then it is retired like any replaced key.
+    const { kid } = await insertNextKey(db, box);
+    options.warn?.(`a signing key was stored in clear by an earlier version: it is sealed now and replaced by the new key ${kid}`);
+  }
   let rows = await loadRows(db);
   if (rows.length === 0) {
     await insertKey(db, box, 1);
@@ -259,12 +280,7 @@ export async function rotateSigningKey(db: Kysely<Database>, options?: KeyRingOp
   const opens = await Promise.all(current.map((row) => (settingsNow.secretBox.isSealed(row.private_jwk) ? openPrivateKey(settingsNow.secretBox, row) : true)));
   if (current.length > 0 && !opens.some(Boolean)) throw new SecretKeyMismatchError();
   await getKeyRing(db); // seal legacy keys and retire expired ones first
-  let kid: string | null = null;
-  let generation = 0;
-  while (kid === null) {
-    generation = await nextGeneration(db);
-    kid = await insertKey(db, settingsNow.secretBox, generation);
-  }
+  const { kid, generation } = await insertNextKey(db, settingsNow.secretBox);
   clearKeyCache(db);
   await getKeyRing(db);
   const delay = retirementDelayMs(settingsNow.tokenLifetimeSeconds);

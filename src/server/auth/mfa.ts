@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { recordAudit } from '../audit/audit-log.js';
+import { recordAudit, type AuditAction } from '../audit/audit-log.js';
 import { isUniqueViolation, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import type { MailService, OutboxMessage } from '../mail/index.js';
 import { limitKey, retryAfterSeconds, type Limit, type RateLimitStore } from '../rate-limit/index.js';
 import { AdminAccountError } from './admins.js';
-import type { AuthSuccess } from './authenticate.js';
+import { isAal2, type AuthSuccess } from './authenticate.js';
 import { AuthApiError } from './errors.js';
 import * as factors from './factors-repository.js';
 import { deleteUserRefreshTokens, deleteSessionRefreshTokens } from './refresh-tokens-repository.js';
@@ -29,6 +30,13 @@ const CHALLENGE_LIFETIME_SECONDS = 300;
 const UNVERIFIED_FACTOR_LIFETIME_SECONDS = 300;
 /** Challenge and verify: 15 per minute each, per user. */
 const MFA_LIMIT: Limit = { max: 15, windowMs: 60_000 };
+/** Wrong codes a challenge takes before it is used up (a new challenge is needed). */
+export const MAX_CHALLENGE_FAILURES = 5;
+/** Wrong codes an account takes within FAILURE_WINDOW_MS before its verification is refused. */
+export const MAX_ACCOUNT_FAILURES = 10;
+/** The wrong code within FAILURE_WINDOW_MS at which the admin is warned by e-mail. */
+export const ALERT_AT_FAILURES = 5;
+export const FAILURE_WINDOW_MS = 60 * 60_000;
 /** Our own caps (GoTrue has none): these strings end up in the database and the QR code. */
 const MAX_NAME_LENGTH = 256;
 // eslint-disable-next-line no-control-regex
@@ -41,12 +49,45 @@ export interface MfaServiceOptions {
   limits: RateLimitStore;
   /** Mints the session answers and refresh tokens. */
   auth: AuthService;
+  /** app.mail: the wrong-codes warning goes through the outbox (none when e-mail is off). */
+  mail?: Pick<MailService, 'enabled' | 'enqueue'>;
   now?: () => number;
 }
 
 const factorNotFound = () => new AuthApiError(404, 'mfa_factor_not_found', 'Factor not found');
 const ipMismatch = () => new AuthApiError(422, 'mfa_ip_address_mismatch', 'Challenge and verify IP addresses mismatch.');
 const verificationFailed = () => new AuthApiError(422, 'mfa_verification_failed', 'Invalid TOTP code entered');
+/** GoTrue's answer to an expired challenge, also given once a challenge has taken MAX_CHALLENGE_FAILURES wrong codes. */
+const challengeExpired = (id: string) =>
+  new AuthApiError(422, 'mfa_challenge_expired', `MFA challenge ${id} has expired, verify against another challenge or create a new challenge.`);
+/** GoTrue's answer to too many requests (429 over_request_rate_limit), with Retry-After. */
+const accountLocked = (retryAfter: number) =>
+  new AuthApiError(
+    429,
+    'over_request_rate_limit',
+    `Too many invalid codes: two-factor verification is locked for this account for ${Math.ceil(retryAfter / 60)} more minute(s).`,
+    {},
+    { 'retry-after': String(retryAfter) },
+  );
+
+/**
+ * The warning to the admin at the ALERT_AT_FAILURES-th wrong code within an hour: only someone who
+ * knows the password gets as far as the code step.
+ */
+function wrongCodesAlert(email: string, ip: string | null, at: string): OutboxMessage {
+  return {
+    kind: 'mfa_alert',
+    to: email,
+    subject: 'Someone is trying codes to sign in to your admin account',
+    text: [
+      `${ALERT_AT_FAILURES} wrong two-factor codes were entered for the admin account ${email} within an hour, the last one at ${at}${ip ? ` from ${ip}` : ''}.`,
+      '',
+      'Only someone who knows your password can get as far as the code. If that was not you, someone who knows your password is trying codes: change it now.',
+      `After ${MAX_ACCOUNT_FAILURES} wrong codes within an hour, two-factor verification is refused for the rest of that hour.`,
+      '',
+    ].join('\n'),
+  };
+}
 
 /** The sealing context of a factor's secret: a sealed secret copied to another row does not open. */
 export const totpSecretContext = (factorId: string) => `totp:${factorId}`;
@@ -65,6 +106,7 @@ export class MfaService {
   private readonly box: SecretBox;
   private readonly limits: RateLimitStore;
   private readonly auth: AuthService;
+  private readonly mail: Pick<MailService, 'enabled' | 'enqueue'> | undefined;
   private readonly now: () => number;
 
   constructor(options: MfaServiceOptions) {
@@ -72,6 +114,7 @@ export class MfaService {
     this.box = options.secretBox;
     this.limits = options.limits;
     this.auth = options.auth;
+    this.mail = options.mail;
     this.now = options.now ?? Date.now;
   }
 
@@ -123,7 +166,7 @@ export class MfaService {
         if (existing.length >= MAX_FACTORS) {
           throw new AuthApiError(422, 'too_many_enrolled_mfa_factors', 'Maximum number of verified factors reached, unenroll to continue');
         }
-        if (existing.some((f) => f.status === 'verified') && auth.session.aal !== 'aal2') {
+        if (existing.some((f) => f.status === 'verified') && !isAal2(auth)) {
           throw new AuthApiError(403, 'insufficient_aal', 'AAL2 required to enroll a new factor');
         }
         await factors.insertFactor(trx, {
@@ -158,44 +201,83 @@ export class MfaService {
     return { id, type: 'totp', expires_at: Math.floor(createdAt / 1000) + CHALLENGE_LIFETIME_SECONDS };
   }
 
-  /** POST /factors/{id}/verify: a new aal2 session answer (auth-mfa.md "Verify"). */
+  /**
+   * POST /factors/{id}/verify: a new aal2 session answer (auth-mfa.md "Verify"). Everything runs
+   * under the user's lock, the one enrolment takes (finding 8), so two verifications, or a
+   * verification and an enrolment, never decide on the same state at once. Beyond GoTrue
+   * (finding 1): a challenge is used up after MAX_CHALLENGE_FAILURES wrong codes (answered as
+   * expired: a new challenge is needed), and after MAX_ACCOUNT_FAILURES wrong codes within an hour
+   * the account's verification is refused (429) until the hour has passed or `npm run admin --
+   * unlock`; at the ALERT_AT_FAILURES-th wrong code within an hour the admin is warned by e-mail
+   * (queued in the same transaction). Each of these is an audit entry.
+   */
   async verify(auth: AuthSuccess, factorId: string, body: VerifyFactorBody, client: ClientInfo): Promise<SessionResponse> {
     await this.limit('verify', auth.user.id);
-    const factor = await this.ownFactor(auth, factorId);
+    await this.ownFactor(auth, factorId);
     const code = body.code ?? '';
     if (code === '') throw new AuthApiError(400, 'validation_failed', 'Code needs to be non-empty');
-    const challenge = body.challenge_id ? await factors.findChallenge(this.db, body.challenge_id, factor.id) : undefined;
-    if (!challenge) throw new AuthApiError(422, 'mfa_factor_not_found', 'MFA factor with the provided challenge ID not found');
-    if (challenge.verified_at !== null || challenge.ip_address !== (client.ip ?? '')) throw ipMismatch();
-    const expiresAtMs = new Date(toIsoTimestamp(challenge.created_at)).getTime() + CHALLENGE_LIFETIME_SECONDS * 1000;
-    if (this.now() > expiresAtMs) {
-      await factors.deleteChallenge(this.db, challenge.id);
-      throw new AuthApiError(422, 'mfa_challenge_expired', `MFA challenge ${challenge.id} has expired, verify against another challenge or create a new challenge.`);
-    }
 
-    const step = matchTotpStep(this.box.open(factor.secret, totpSecretContext(factor.id)), code, this.now());
-    const lastStep = factor.last_verified_step === null ? null : Number(factor.last_verified_step);
-    if (step === null || (lastStep !== null && step <= lastStep)) {
-      // A code is good once: a step at or before the last accepted one is refused like a wrong code.
-      await recordAudit(this.db, {
-        action: 'mfa_verify_failed',
-        actorEmail: auth.user.email,
-        actorId: auth.user.id,
-        ip: client.ip,
+    type Outcome = { ok: true; refreshToken: string } | { ok: false; error: AuthApiError };
+    const outcome = await this.db.transaction().execute(async (trx): Promise<Outcome> => {
+      await factors.lockUserFactors(trx, auth.user.id);
+      const nowMs = this.now();
+      const at = new Date(nowMs).toISOString();
+      const windowStart = new Date(nowMs - FAILURE_WINDOW_MS).toISOString();
+      const audit = (action: AuditAction, detail: Record<string, unknown>) =>
+        recordAudit(trx, { action, actorEmail: auth.user.email, actorId: auth.user.id, ip: client.ip, detail });
+
+      const recent = await factors.accountFailuresSince(trx, auth.user.id, windowStart);
+      if (recent.length >= MAX_ACCOUNT_FAILURES) {
+        // The lock lifts when the oldest of the last MAX_ACCOUNT_FAILURES leaves the hour.
+        const liftsAt = Date.parse(recent[recent.length - MAX_ACCOUNT_FAILURES]!) + FAILURE_WINDOW_MS;
+        await audit('mfa_verify_refused', { factor_id: factorId.toLowerCase(), reason: 'too_many_failures', failures: recent.length, until: new Date(liftsAt).toISOString() });
+        return { ok: false, error: accountLocked(Math.max(1, Math.ceil((liftsAt - nowMs) / 1000))) };
+      }
+
+      // Read again under the lock: another request may have verified or deleted it meanwhile.
+      const factor = await factors.findUserFactor(trx, factorId.toLowerCase(), auth.user.id);
+      if (!factor) return { ok: false, error: factorNotFound() };
+      const challenge = body.challenge_id ? await factors.findChallenge(trx, body.challenge_id, factor.id) : undefined;
+      if (!challenge) return { ok: false, error: new AuthApiError(422, 'mfa_factor_not_found', 'MFA factor with the provided challenge ID not found') };
+      if (challenge.verified_at !== null || challenge.ip_address !== (client.ip ?? '')) return { ok: false, error: ipMismatch() };
+      const expiresAtMs = new Date(toIsoTimestamp(challenge.created_at)).getTime() + CHALLENGE_LIFETIME_SECONDS * 1000;
+      if (nowMs > expiresAtMs) {
+        await factors.deleteChallenge(trx, challenge.id);
+        return { ok: false, error: challengeExpired(challenge.id) };
+      }
+      const challengeFailures = await factors.countChallengeFailures(trx, challenge.id);
+      if (challengeFailures >= MAX_CHALLENGE_FAILURES) return { ok: false, error: challengeExpired(challenge.id) };
+      // A second factor is added only from a session that has passed the first one (finding 8).
+      if (factor.status !== 'verified' && !isAal2(auth) && (await factors.hasVerifiedFactor(trx, auth.user.id))) {
+        return { ok: false, error: new AuthApiError(403, 'insufficient_aal', 'AAL2 required to enroll a new factor') };
+      }
+
+      const step = matchTotpStep(this.box.open(factor.secret, totpSecretContext(factor.id)), code, nowMs);
+      const lastStep = factor.last_verified_step === null ? null : Number(factor.last_verified_step);
+      if (step === null || (lastStep !== null && step <= lastStep)) {
+        // A code is good once: a step at or before the last accepted one is refused like a wrong code.
+        await factors.insertFailure(trx, { id: randomUUID(), user_id: auth.user.id, factor_id: factor.id, challenge_id: challenge.id, ip_address: client.ip, created_at: at }, windowStart);
+        const accountFailures = recent.length + 1;
+        const ids = { factor_id: factor.id, challenge_id: challenge.id };
         // ASVS 2.8.5: a reused code is told apart from a wrong one in the log.
-        detail: { factor_id: factor.id, challenge_id: challenge.id, reason: step === null ? 'wrong_code' : 'code_reused' },
-      });
-      throw verificationFailed();
-    }
+        await audit('mfa_verify_failed', { ...ids, reason: step === null ? 'wrong_code' : 'code_reused', challenge_failures: challengeFailures + 1, account_failures: accountFailures });
+        if (challengeFailures + 1 === MAX_CHALLENGE_FAILURES) await audit('mfa_challenge_exhausted', { ...ids, failures: MAX_CHALLENGE_FAILURES });
+        if (accountFailures === ALERT_AT_FAILURES && this.mail?.enabled) {
+          const queued = await this.mail.enqueue(trx, wrongCodesAlert(auth.user.email, client.ip, at));
+          await audit('mfa_alert_queued', { ...ids, failures: accountFailures, message_id: queued?.messageId ?? null });
+        }
+        if (accountFailures === MAX_ACCOUNT_FAILURES) {
+          await audit('mfa_locked', { ...ids, failures: accountFailures, until: new Date(Date.parse(recent[0] ?? at) + FAILURE_WINDOW_MS).toISOString() });
+        }
+        return { ok: false, error: verificationFailed() };
+      }
 
-    const at = new Date(this.now()).toISOString();
-    const refreshToken = await this.db.transaction().execute(async (trx) => {
-      if (!(await factors.consumeChallenge(trx, challenge.id, at))) throw ipMismatch();
-      if (!(await factors.acceptFactorStep(trx, factor.id, step, at))) throw verificationFailed();
+      if (!(await factors.consumeChallenge(trx, challenge.id, at))) return { ok: false, error: ipMismatch() };
+      if (!(await factors.acceptFactorStep(trx, factor.id, step, at))) return { ok: false, error: verificationFailed() };
       const session = await findUserSession(trx, auth.session.id, auth.user.id);
-      if (!session) throw new AuthApiError(403, 'session_not_found', 'Session from session_id claim in JWT does not exist');
+      if (!session) return { ok: false, error: new AuthApiError(403, 'session_not_found', 'Session from session_id claim in JWT does not exist') };
       const amr: AmrEntry[] = [
-        { method: 'totp', timestamp: Math.floor(this.now() / 1000) },
+        { method: 'totp', timestamp: Math.floor(nowMs / 1000) },
         ...storedAmr(session.amr).filter((entry) => entry.method !== 'totp'),
       ];
       await factors.raiseSession(trx, session.id, factor.id, JSON.stringify(amr), at);
@@ -204,19 +286,14 @@ export class MfaService {
       const token = await this.auth.issueRefreshToken(trx, session, null, at);
       const ended = await factors.deleteOtherAal1Sessions(trx, auth.user.id, session.id);
       await factors.deleteOtherUnverifiedFactors(trx, auth.user.id, factor.id);
-      await recordAudit(trx, {
-        action: 'mfa_verify',
-        actorEmail: auth.user.email,
-        actorId: auth.user.id,
-        ip: client.ip,
-        detail: { factor_id: factor.id, challenge_id: challenge.id, session_id: session.id, sessions_ended: ended },
-      });
-      return token;
+      await audit('mfa_verify', { factor_id: factor.id, challenge_id: challenge.id, session_id: session.id, sessions_ended: ended });
+      return { ok: true, refreshToken: token };
     });
+    if (!outcome.ok) throw outcome.error;
 
     const [user, session] = await Promise.all([findUserById(this.db, auth.user.id), findUserSession(this.db, auth.session.id, auth.user.id)]);
     if (!user || !session) throw new AuthApiError(403, 'session_not_found', 'Session from session_id claim in JWT does not exist');
-    return this.auth.sessionResponse(user, session, refreshToken);
+    return this.auth.sessionResponse(user, session, outcome.refreshToken);
   }
 
   /** DELETE /factors/{id} */

@@ -18,6 +18,8 @@ const ARGON2_OPTIONS: Options = {
  * or guessable password. No composition rules (they push people towards predictable patterns);
  * length and unpredictability carry the strength.
  *
+ * Breached passwords are refused first (ASVS 2.1.7): the 50,000 most common ones of Mozilla's
+ * fxa-common-password-list, offline (guess-estimate.ts isBreachedPassword).
  * Guessability is estimated offline with zxcvbn-ts (its common-password list, the English word,
  * name and Wikipedia lists, keyboard walks, sequences, repeats, dates and l33t substitutions). A
  * password must need at least 10^10 guesses (zxcvbn score 4). The estimate runs in a worker thread

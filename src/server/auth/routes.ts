@@ -89,7 +89,7 @@ function userOf(request: FastifyRequest): AuthSuccess {
 export async function authRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   const service = new AuthService({ db: app.database.db, config: app.config.auth, limits: app.rateLimits.signIn });
-  const mfa = new MfaService({ db: app.database.db, secretBox: app.secretBox, limits: app.rateLimits.signIn, auth: service });
+  const mfa = new MfaService({ db: app.database.db, secretBox: app.secretBox, limits: app.rateLimits.signIn, auth: service, mail: app.mail });
   registerAuthErrorHandling(app);
 
   // Every route here takes JSON (or nothing): auth-js sends `Content-Type: application/json` with no

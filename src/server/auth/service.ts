@@ -5,7 +5,7 @@ import { recordAudit } from '../audit/audit-log.js';
 import type { AppConfig } from '../config.js';
 import { parseJsonObject, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { AuthSuccess } from './authenticate.js';
+import { isAal2, type AuthSuccess } from './authenticate.js';
 import { sessionLimits, sessionState } from './session-limits.js';
 import { AuthApiError } from './errors.js';
 import { rateLimitAddress } from '../geolocation/ip.js';
@@ -14,7 +14,7 @@ import { refreshChain, type RefreshChain } from './refresh-chain.js';
 import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH, STORED_PASSWORD_MAX_LENGTH, verifyAgainstDummy, verifyPassword } from './passwords.js';
 import * as refreshTokens from './refresh-tokens-repository.js';
 import * as sessions from './sessions-repository.js';
-import { listUserFactors } from './factors-repository.js';
+import { hasVerifiedFactor, listUserFactors } from './factors-repository.js';
 import { hashRefreshToken, newRefreshToken, sessionAssurance, signAccessToken } from './tokens.js';
 import { userJson } from './user-json.js';
 import * as users from './users-repository.js';
@@ -397,7 +397,13 @@ export class AuthService {
     return null;
   }
 
-  /** POST /logout?scope=… */
+  /**
+   * POST /logout?scope=…. Security review, finding 4: a session without the second factor (aal1) of
+   * an admin who has a verified factor is what a password alone gets, so it may end only itself:
+   * `global` and `others` are carried out as `local`, and answered 204 like any sign-out (auth-js
+   * ignores a 401/403/404 here and clears its session anyway, so a refusal would tell nobody
+   * anything while the caller's own session is what must go). The audit entry says so.
+   */
   async logout(auth: AuthSuccess, scopeInput: LogoutScope, client: ClientInfo): Promise<void> {
     const scope = scopeInput === undefined || scopeInput === '' ? 'global' : scopeInput;
     const selection = typeof scope === 'string' && Object.hasOwn(LOGOUT_SCOPES, scope) ? LOGOUT_SCOPES[scope] : undefined;
@@ -405,13 +411,14 @@ export class AuthService {
       const shown = typeof scope === 'string' ? scope.slice(0, 64) : String(scope);
       throw new AuthApiError(400, 'validation_failed', `Unsupported logout scope "${shown}"`);
     }
-    const ended = await sessions.deleteSessions(this.db, auth.user.id, selection(auth.session.id));
+    const limited = scope !== 'local' && !isAal2(auth) && (await hasVerifiedFactor(this.db, auth.user.id));
+    const ended = await sessions.deleteSessions(this.db, auth.user.id, limited ? { only: auth.session.id } : selection(auth.session.id));
     await recordAudit(this.db, {
       action: 'sign_out',
       actorEmail: auth.user.email,
       actorId: auth.user.id,
       ip: client.ip,
-      detail: { scope, session_id: auth.session.id, sessions_ended: ended },
+      detail: { scope, session_id: auth.session.id, sessions_ended: ended, ...(limited ? { scope_applied: 'local', reason: 'aal1_session' } : {}) },
     });
   }
 

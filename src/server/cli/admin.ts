@@ -9,6 +9,7 @@ import { deleteCommand } from './admin/delete.js';
 import { listCommand } from './admin/list.js';
 import { resetMfaCommand } from './admin/reset-mfa.js';
 import { rotateKeyCommand } from './admin/rotate-key.js';
+import { rotateSecretCommand } from './admin/rotate-secret.js';
 import { setPasswordCommand } from './admin/set-password.js';
 import { sessionsCommand } from './admin/sessions.js';
 import { unlockCommand } from './admin/unlock.js';
@@ -16,7 +17,7 @@ import { runAsScript, runProgram, type CliIo, type CliProgram } from './program.
 
 export const adminProgram: CliProgram = {
   name: 'admin',
-  commands: [createCommand, listCommand, deleteCommand, setPasswordCommand, auditCommand, rotateKeyCommand, resetMfaCommand, unlockCommand, sessionsCommand],
+  commands: [createCommand, listCommand, deleteCommand, setPasswordCommand, auditCommand, rotateKeyCommand, rotateSecretCommand, resetMfaCommand, unlockCommand, sessionsCommand],
 };
 
 /** The whole CLI with injectable streams (tests call it directly); resolves to the exit code. */

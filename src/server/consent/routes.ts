@@ -3,6 +3,7 @@ import formbody from '@fastify/formbody';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { scrubDeletedRowsSoon } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import { pageTemplateLoader, renderErrorPage } from '../http/error-page.js';
 import { fastifyRateLimitStore } from '../rate-limit/fastify-store.js';
@@ -134,6 +135,12 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
   });
 
   const deps = (): ConsentDeps => ({ db: app.database.db, box: app.secretBox, mail: app.mail, welcome: app.config.consent.welcome });
+  /** After an erasure: open admin pages refresh, the deleted row leaves the disk, and the log line names no one. */
+  const afterErasure = (request: FastifyRequest) => {
+    app.liveWaitlist.changed('deleted');
+    scrubDeletedRowsSoon(app.database.db, request.log);
+    request.log.info("waitlist: entry erased at the person's request");
+  };
   // Outcomes on the success page (a check mark), refusals on the error page (LINK_RESULT_FILES).
   const loadSuccess = pageTemplateLoader(app, LINK_RESULT_FILES.success);
   const loadError = pageTemplateLoader(app, LINK_RESULT_FILES.error);
@@ -208,9 +215,7 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
   });
   api.post(ERASE_API_PATH, apiOptions(eraseResultSchema), async (request, reply) => {
     const outcome = await eraseEntry(deps(), entryIdOf(request, 'manage'));
-    app.liveWaitlist.changed('deleted');
-    // No id: after an erasure nothing in the logs should lead back to the person.
-    request.log.info("waitlist: entry erased at the person's request");
+    afterErasure(request);
     return noStore(reply).send({ outcome });
   });
 
@@ -245,8 +250,7 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
       const entryId = entryIdOfToken(deps(), tokenOf(request), 'manage');
       if (action === 'erase' && !oneClick) {
         await eraseEntry(deps(), entryId);
-        app.liveWaitlist.changed('deleted');
-        request.log.info("waitlist: entry erased at the person's request");
+        afterErasure(request);
         return sendPage(reply, 200, siteContent.preferencesPage.erase.done);
       }
       const outcome = await unsubscribeEntry(deps(), entryId);

@@ -27,10 +27,11 @@ export interface SecretBox {
 const FORMAT = 'sealed:v1';
 const KEY_BYTES = 32;
 
-export function createSecretBox(key: Buffer): SecretBox {
+export function createSecretBox(key: Buffer, options: { hmacKey?: Buffer } = {}): SecretBox {
   if (key.length !== KEY_BYTES) throw new Error(`the secret key must be ${KEY_BYTES} bytes, got ${key.length}`);
-  // A separate key for hashing, so no value is ever both encrypted and hashed under one key.
-  const hmacKey = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'waitlist hmac v1', KEY_BYTES));
+  // A separate key for hashing, so no value is ever both encrypted and hashed under one key; kept
+  // across a change of the secret key (options.hmacKey, auth/secret-rotation.ts).
+  const hmacKey = options.hmacKey ?? hmacKeyOf(key);
   return {
     seal(plaintext, context) {
       const iv = randomBytes(12);
@@ -90,11 +91,6 @@ export function loadOrCreateKeyFile(file: string): Buffer {
   return key;
 }
 
-/** The box for this configuration: AUTH_SECRET_KEY when set, else the key file. */
-export function openSecretBox(auth: { secretKey: Buffer | null; secretKeyFile: string }): SecretBox {
-  return createSecretBox(auth.secretKey ?? loadOrCreateKeyFile(auth.secretKeyFile));
-}
-
 /**
  * Warnings for files that hold secrets or personal data (the key file, the SQLite database) and
  * that other users of the machine can read or write. Existing files are not changed: tightening
@@ -114,4 +110,35 @@ export function looseFileWarnings(files: readonly string[]): string[] {
     }
   }
   return warnings;
+}
+
+/** The keyed-hash key derived from a secret key (what createSecretBox hashes with, unless given another). */
+export function hmacKeyOf(key: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'waitlist hmac v1', KEY_BYTES));
+}
+
+/**
+ * `box`, also opening values sealed with the `previous` keys (AUTH_SECRET_KEY_PREVIOUS, while
+ * `npm run admin -- rotate-secret` re-seals them); sealing and hashing stay `box`'s.
+ */
+export function withPreviousKeys(box: SecretBox, previous: readonly Buffer[]): SecretBox {
+  if (previous.length === 0) return box;
+  const older = previous.map((key) => createSecretBox(key));
+  return {
+    ...box,
+    open(sealed, context) {
+      try {
+        return box.open(sealed, context);
+      } catch (err) {
+        for (const other of older) {
+          try {
+            return other.open(sealed, context);
+          } catch {
+            // not this one either
+          }
+        }
+        throw err;
+      }
+    },
+  };
 }

@@ -50,6 +50,10 @@ function openSqlite(filename: string): SQLite.Database {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
+  // A deleted row's bytes are overwritten with zeros, not left in a free page or cell for a copy of
+  // the file to reveal (an erased person's address, a revoked session). The WAL still holds the
+  // pages as they were until it is reset: scrubDeletedRows.
+  sqlite.pragma('secure_delete = ON');
   return sqlite;
 }
 
@@ -204,4 +208,55 @@ export function isUniqueViolation(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
   const code = (err as { code?: unknown }).code;
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** How long scrubDeletedRows keeps trying while readers hold the WAL, and how often. */
+const SCRUB_ATTEMPTS = 20;
+const SCRUB_RETRY_MS = 250;
+
+/**
+ * Takes deleted rows off the disk after an erasure or a bulk delete, once the delete has committed.
+ * SQLite: secure_delete has already zeroed them in the database's pages, but the WAL still holds
+ * earlier copies of those pages; a TRUNCATE checkpoint copies the WAL into the database and empties
+ * the file. Readers (an export, the checkpoint thread) can hold it up: each try waits for nobody
+ * (busy_timeout 0, so the event loop never blocks), and it is tried again every 250 ms, up to 5 s.
+ * Resolves to true once the WAL is empty (or there is none: an in-memory database).
+ * PostgreSQL: nothing here can do it (deleted tuples stay in the table's pages until VACUUM, in the
+ * WAL segments until they are recycled, and in base backups and archived WAL); resolves to false.
+ */
+export async function scrubDeletedRows(db: Kysely<any>): Promise<boolean> {
+  const sqlite = rawSqliteOf(db);
+  if (!sqlite) return false;
+  if (sqlite.memory) return true;
+  // One try, with Kysely's connection held so that no transaction of this handle is open meanwhile.
+  const tryOnce = () =>
+    db.connection().execute(async () => {
+      if (sqlite.inTransaction) return false;
+      const previousTimeout = sqlite.pragma('busy_timeout', { simple: true }) as number;
+      sqlite.pragma('busy_timeout = 0');
+      try {
+        const [result] = sqlite.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+        return result?.busy === 0;
+      } catch (err) {
+        if ((err as { code?: unknown }).code === 'SQLITE_BUSY') return false;
+        throw err;
+      } finally {
+        sqlite.pragma(`busy_timeout = ${previousTimeout}`);
+      }
+    });
+  for (let attempt = 1; ; attempt++) {
+    if (await tryOnce()) return true;
+    if (attempt >= SCRUB_ATTEMPTS) return false;
+    await new Promise((resolve) => setTimeout(resolve, SCRUB_RETRY_MS));
+  }
+}
+
+/** scrubDeletedRows after the answer, not before it: a failure or a WAL still held is logged, never thrown. */
+export function scrubDeletedRowsSoon(db: Kysely<any>, log: { warn: (obj: object, msg: string) => void }): void {
+  scrubDeletedRows(db).then(
+    (scrubbed) => {
+      if (!scrubbed && rawSqliteOf(db)) log.warn({}, 'database: the WAL still holds deleted rows (readers held it); the next checkpoint takes them off');
+    },
+    (err: unknown) => log.warn({ err }, 'database: could not take deleted rows off the disk'),
+  );
 }

@@ -12,6 +12,9 @@ import * as emailTrigramIndex from './migrations/2026-11-25T2000-email-trigram-i
 import * as emailDomainIndex from './migrations/2026-11-27T0700-email-domain-index.js';
 import * as waitlistRollup from './migrations/2026-11-27T0900-waitlist-rollup.js';
 import * as exportDownloads from './migrations/2026-11-27T2000-export-downloads.js';
+import * as outboxLeaseToken from './migrations/2026-11-28T0900-outbox-lease-token.js';
+import * as mfaFailures from './migrations/2026-11-28T0910-mfa-failures.js';
+import * as secretBoxKeys from './migrations/2026-11-28T0920-secret-box-keys.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -27,6 +30,9 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T0700-email-domain-index': emailDomainIndex,
   '2026-11-27T0900-waitlist-rollup': waitlistRollup,
   '2026-11-27T2000-export-downloads': exportDownloads,
+  '2026-11-28T0900-outbox-lease-token': outboxLeaseToken,
+  '2026-11-28T0910-mfa-failures': mfaFailures,
+  '2026-11-28T0920-secret-box-keys': secretBoxKeys,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */

@@ -101,6 +101,24 @@ export interface AdminMfaChallengesTable {
   verified_at: Timestamp | null;
 }
 
+/** A wrong or replayed TOTP code (auth/mfa.ts): counted per challenge and per account and hour. */
+export interface AdminMfaFailuresTable {
+  id: string;
+  user_id: string;
+  factor_id: string;
+  challenge_id: string;
+  ip_address: string | null;
+  created_at: Timestamp;
+}
+
+/** Keys the secret box keeps across a change of AUTH_SECRET_KEY, sealed with it (auth/secret-rotation.ts). */
+export interface AuthSecretBoxKeysTable {
+  /** `hmac`: the keyed-hash key. */
+  name: string;
+  sealed_key: string;
+  created_at: Timestamp;
+}
+
 /** Opaque refresh tokens, stored only as SHA-256 hashes (hex). */
 export interface AdminRefreshTokensTable {
   id: string;
@@ -204,6 +222,8 @@ export interface MailOutboxTable {
   next_attempt_at: Timestamp;
   /** While `sending`: the claim ends then; a row whose lease expired (a crashed sender) is claimable again. */
   lease_until: Timestamp | null;
+  /** While `sending`: the token of the claim holding the lease; only it may renew the lease or record the outcome. */
+  lease_token: string | null;
   last_error: string | null;
   created_at: Timestamp;
   sent_at: Timestamp | null;
@@ -218,7 +238,9 @@ export interface Database {
   admin_refresh_tokens: AdminRefreshTokensTable;
   admin_mfa_factors: AdminMfaFactorsTable;
   admin_mfa_challenges: AdminMfaChallengesTable;
+  admin_mfa_failures: AdminMfaFailuresTable;
   auth_signing_keys: AuthSigningKeysTable;
+  auth_secret_box_keys: AuthSecretBoxKeysTable;
   auth_rate_limits: AuthRateLimitsTable;
   audit_log: AuditLogTable;
   mail_outbox: MailOutboxTable;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
-import { isPostgres, parseJsonObject, rawSqliteOf, toIsoTimestamp } from '../db/database.js';
+import { sql, type Insertable, type Kysely, type Selectable, type UpdateObject } from 'kysely';
+import { isPostgres, parseJsonObject, rawSqliteOf, scrubDeletedRows, toIsoTimestamp } from '../db/database.js';
 import type { Database, MailOutboxTable } from '../db/schema.js';
 
 /**
@@ -67,6 +67,8 @@ export interface OutboxRow {
   html: string | null;
   headers: Record<string, string>;
   attempts: number;
+  /** The claim's lease token: only the claim holding it may renew the lease or record the outcome. */
+  leaseToken: string;
   /** A templated message's template name and data (rendered by the worker), or null. */
   template: string | null;
   templateData: Record<string, unknown> | null;
@@ -176,6 +178,7 @@ function toRow(r: Selectable<MailOutboxTable>): OutboxRow {
     html: r.html_body,
     headers,
     attempts: Number(r.attempts),
+    leaseToken: r.lease_token ?? '',
     template: r.template,
     templateData: r.template === null ? null : parseJsonObject(r.template_data ?? '{}'),
   };
@@ -199,9 +202,11 @@ export interface ClaimOptions {
 export async function claimDueMail(db: Executor, options: ClaimOptions): Promise<OutboxRow[]> {
   const now = options.now.toISOString();
   const lease = new Date(options.now.getTime() + options.leaseMs).toISOString();
+  // A new token per claim: a sender whose lease ran out (the row claimed again since) no longer holds it.
+  const token = randomUUID();
   const lockRows = isPostgres(db) ? sql`FOR UPDATE SKIP LOCKED` : sql``;
   const claim = sql<Selectable<MailOutboxTable>>`
-    UPDATE mail_outbox SET status = 'sending', attempts = attempts + 1, lease_until = ${lease}
+    UPDATE mail_outbox SET status = 'sending', attempts = attempts + 1, lease_until = ${lease}, lease_token = ${token}
     WHERE id IN (
       SELECT id FROM mail_outbox
       WHERE (status = 'queued' AND next_attempt_at <= ${now})
@@ -230,7 +235,7 @@ export async function claimDueMail(db: Executor, options: ClaimOptions): Promise
 export async function failExhaustedLeases(db: Executor, now: Date, maxAttempts: number): Promise<number> {
   const result = await db
     .updateTable('mail_outbox')
-    .set({ status: 'failed', lease_until: null, last_error: sql<string>`coalesce(last_error, ${'the sender stopped while sending (lease expired)'})` })
+    .set({ status: 'failed', lease_until: null, lease_token: null, last_error: sql<string>`coalesce(last_error, ${'the sender stopped while sending (lease expired)'})` })
     .where('status', '=', 'sending')
     .where('lease_until', '<', now.toISOString())
     .where('attempts', '>=', maxAttempts)
@@ -238,59 +243,58 @@ export async function failExhaustedLeases(db: Executor, now: Date, maxAttempts: 
   return Number(result.numUpdatedRows);
 }
 
+/** The claim a worker holds on a row: the row and its claim's lease token. */
+export type Claim = Pick<OutboxRow, 'id' | 'leaseToken'>;
+
 /**
  * Extends the lease of a claimed row before sending it late in a batch; false when the row is no
  * longer this claim's (its lease ran out and another worker took it: that attempt counted one more).
  */
-export async function renewLease(db: Executor, row: Pick<OutboxRow, 'id' | 'attempts'>, until: Date): Promise<boolean> {
+export async function renewLease(db: Executor, row: Claim, until: Date): Promise<boolean> {
   const result = await db
     .updateTable('mail_outbox')
     .set({ lease_until: until.toISOString() })
     .where('id', '=', row.id)
     .where('status', '=', 'sending')
-    .where('attempts', '=', row.attempts)
+    .where('lease_token', '=', row.leaseToken)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
-export async function markSent(db: Executor, id: string, now: Date): Promise<void> {
-  await db
+/**
+ * Records a claim's outcome, only while the claim still holds the row's lease: a sender that
+ * outlived its lease (another worker claimed the row since) must not overwrite what the lease holder
+ * does or did. False when the outcome was discarded for that reason.
+ */
+async function settle(db: Executor, row: Claim, outcome: UpdateObject<Database, 'mail_outbox'>): Promise<boolean> {
+  const result = await db
     .updateTable('mail_outbox')
-    .set({ status: 'sent', sent_at: now.toISOString(), lease_until: null, last_error: null })
-    .where('id', '=', id)
+    .set({ ...outcome, lease_until: null, lease_token: null })
+    .where('id', '=', row.id)
     .where('status', '=', 'sending')
-    .execute();
+    .where('lease_token', '=', row.leaseToken)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
-/** A temporary failure: queued again for `retryAt`, the error kept. */
-export async function markRetry(db: Executor, id: string, retryAt: Date, error: string): Promise<void> {
-  await db
-    .updateTable('mail_outbox')
-    .set({ status: 'queued', next_attempt_at: retryAt.toISOString(), lease_until: null, last_error: error })
-    .where('id', '=', id)
-    .where('status', '=', 'sending')
-    .execute();
+/** Sent. False when this claim had lost the lease (the outcome is discarded). */
+export function markSent(db: Executor, row: Claim, now: Date): Promise<boolean> {
+  return settle(db, row, { status: 'sent', sent_at: now.toISOString(), last_error: null });
 }
 
-/** Given up: a permanent failure, or the last attempt failed. */
-export async function markFailed(db: Executor, id: string, error: string): Promise<void> {
-  await db
-    .updateTable('mail_outbox')
-    .set({ status: 'failed', lease_until: null, last_error: error })
-    .where('id', '=', id)
-    .where('status', '=', 'sending')
-    .execute();
+/** A temporary failure: queued again for `retryAt`, the error kept. False when this claim had lost the lease. */
+export function markRetry(db: Executor, row: Claim, retryAt: Date, error: string): Promise<boolean> {
+  return settle(db, row, { status: 'queued', next_attempt_at: retryAt.toISOString(), last_error: error });
+}
+
+/** Given up: a permanent failure, or the last attempt failed. False when this claim had lost the lease. */
+export function markFailed(db: Executor, row: Claim, error: string): Promise<boolean> {
+  return settle(db, row, { status: 'failed', last_error: error });
 }
 
 /** Claimed rows this worker will not send after all (it is stopping): queued again, the attempt not counted. */
-export async function releaseClaimed(db: Executor, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await db
-    .updateTable('mail_outbox')
-    .set({ status: 'queued', lease_until: null, attempts: sql<number>`attempts - 1` })
-    .where('id', 'in', ids)
-    .where('status', '=', 'sending')
-    .execute();
+export async function releaseClaimed(db: Executor, rows: readonly Claim[]): Promise<void> {
+  for (const row of rows) await settle(db, row, { status: 'queued', attempts: sql<number>`attempts - 1` });
 }
 
 export interface OutboxRecord {
@@ -367,7 +371,11 @@ export async function startMailRetention(
   const purge = async () => {
     try {
       const deleted = await purgeExpiredMail(db, retentionDays, now());
-      if (deleted > 0) log.info({ deleted, retentionDays }, 'mail: expired outbox messages deleted');
+      if (deleted > 0) {
+        log.info({ deleted, retentionDays }, 'mail: expired outbox messages deleted');
+        // The rows held addresses and bodies: off the disk too (SQLite's WAL).
+        await scrubDeletedRows(db);
+      }
     } catch (err) {
       log.error({ err }, 'mail: could not delete expired outbox messages');
     }

@@ -104,12 +104,20 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
     return rendered;
   }
 
+  /**
+   * The send outlived its lease and another worker has claimed the row since: that worker's claim
+   * decides the row, so this outcome is only logged.
+   */
+  function leaseLost(row: OutboxRow, outcome: string): void {
+    log.warn({ id: row.id, kind: row.kind, attempts: row.attempts, outcome }, 'mail: the lease ran out during the send and another worker holds the row; this outcome is discarded');
+  }
+
   async function send(row: OutboxRow): Promise<void> {
     let mail: Pick<RenderedMail, 'subject' | 'text' | 'html' | 'headers'> = row;
     if (row.template !== null) {
       const rendered = await render({ ...row, template: row.template });
       if ('notSent' in rendered) {
-        await markFailed(db, row.id, rendered.notSent);
+        if (!(await markFailed(db, row, rendered.notSent))) leaseLost(row, 'not sent');
         return;
       }
       // The stored headers (none for a template) first; the render's own may add to them.
@@ -128,18 +136,18 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
     } catch (err) {
       const error = describeSendError(err);
       if (classifySendError(err) === 'permanent' || row.attempts >= maxAttempts) {
-        await markFailed(db, row.id, error);
-        log.warn({ id: row.id, kind: row.kind, attempts: row.attempts, error }, 'mail: failed, not retrying');
+        if (await markFailed(db, row, error)) log.warn({ id: row.id, kind: row.kind, attempts: row.attempts, error }, 'mail: failed, not retrying');
+        else leaseLost(row, 'failed');
       } else {
         const retryAt = new Date(now().getTime() + backoffMs(row.attempts));
-        await markRetry(db, row.id, retryAt, error);
-        log.info({ id: row.id, kind: row.kind, attempts: row.attempts, error, retryAt }, 'mail: temporary failure, will retry');
+        if (await markRetry(db, row, retryAt, error)) log.info({ id: row.id, kind: row.kind, attempts: row.attempts, error, retryAt }, 'mail: temporary failure, will retry');
+        else leaseLost(row, 'failed');
       }
       return;
     }
     // If this write fails the lease runs out and the message goes again: at least once, never lost.
-    await markSent(db, row.id, now());
-    log.info({ id: row.id, kind: row.kind, attempts: row.attempts }, 'mail: sent');
+    if (await markSent(db, row, now())) log.info({ id: row.id, kind: row.kind, attempts: row.attempts }, 'mail: sent');
+    else leaseLost(row, 'sent');
   }
 
   async function pass(): Promise<number> {
@@ -149,7 +157,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
     const rows = await claimDueMail(db, { now: new Date(claimedAt), leaseMs, limit: batchSize, maxAttempts });
     for (let i = 0; i < rows.length; i++) {
       if (stopping) {
-        await releaseClaimed(db, rows.slice(i).map((r) => r.id));
+        await releaseClaimed(db, rows.slice(i));
         break;
       }
       const row = rows[i]!;

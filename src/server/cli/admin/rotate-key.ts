@@ -1,5 +1,5 @@
 import { rotateSigningKey, SecretKeyMismatchError } from '../../auth/keys.js';
-import { openSecretBox } from '../../crypto/secret-box.js';
+import { loadSecretBox } from '../../auth/secret-rotation.js';
 import { loadConfig } from '../../config.js';
 import { withDatabase } from '../database.js';
 import { CliError, defineCommand, UsageError } from '../program.js';
@@ -16,9 +16,12 @@ export const rotateKeyCommand = defineCommand({
   async run({ positionals }, io) {
     if (positionals.length > 0) throw new UsageError('"rotate-key" takes no arguments.');
     const config = loadConfig(io.env);
-    const secretBox = openSecretBox(config.auth);
-    const rotation = await withDatabase(io, (db) =>
-      rotateSigningKey(db, { secretBox, tokenLifetimeSeconds: config.auth.jwtExpirySeconds, warn: (m) => io.stderr.write(`Warning: ${m}\n`) }),
+    const rotation = await withDatabase(io, async (db) =>
+      rotateSigningKey(db, {
+        secretBox: await loadSecretBox(config.auth, db),
+        tokenLifetimeSeconds: config.auth.jwtExpirySeconds,
+        warn: (m) => io.stderr.write(`Warning: ${m}\n`),
+      }),
     ).catch((err: unknown) => {
       if (err instanceof SecretKeyMismatchError) throw new CliError(`${err.message}. Nothing was changed.`);
       throw err;

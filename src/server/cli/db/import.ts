@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { WaitlistEntry } from '../../../shared/waitlist/entry.js';
-import { createSecretBox, loadOrCreateKeyFile } from '../../crypto/secret-box.js';
+import { loadSecretBox } from '../../auth/secret-rotation.js';
 import { loadConfig } from '../../config.js';
 import { CsvHeaderError, parseWaitlistCsv, type ParsedWaitlistCsv } from '../../csv/read-waitlist.js';
 import type { Database } from '../../db/schema.js';
@@ -21,10 +21,10 @@ function plural(n: number, one: string, many: string): string {
  * The server's secret key, which keys the suppression hashes; never a new one (a new key would
  * match none of them and let erased addresses back in).
  */
-function serverSecretBox(io: CliIo, suppressed: number): SuppressionBox {
+async function serverSecretBox(io: CliIo, db: Kysely<Database>, suppressed: number): Promise<SuppressionBox> {
   const { auth } = loadConfig(io.env);
-  if (auth.secretKey) return createSecretBox(auth.secretKey);
-  if (fs.existsSync(auth.secretKeyFile)) return createSecretBox(loadOrCreateKeyFile(auth.secretKeyFile));
+  // The hashing key in force, which outlives a change of AUTH_SECRET_KEY (auth/secret-rotation.ts).
+  if (auth.secretKey || fs.existsSync(auth.secretKeyFile)) return loadSecretBox(auth, db);
   throw new CliError(
     `The waitlist keeps ${suppressed} erased ${plural(suppressed, 'address', 'addresses')} out as hashes keyed by the server's secret key, ` +
       `and there is no key here (AUTH_SECRET_KEY is unset and ${auth.secretKeyFile} does not exist). ` +
@@ -36,7 +36,7 @@ function serverSecretBox(io: CliIo, suppressed: number): SuppressionBox {
 async function withoutSuppressed(db: Kysely<Database>, io: CliIo, entries: WaitlistEntry[]): Promise<{ kept: WaitlistEntry[]; suppressed: number }> {
   const listed = await countSuppressions(db);
   if (listed === 0 || entries.length === 0) return { kept: entries, suppressed: 0 };
-  const box = serverSecretBox(io, listed);
+  const box = await serverSecretBox(io, db, listed);
   const hashes = entries.map((e) => suppressionHash(box, e.email));
   const found = await suppressedHashes(db, hashes);
   const kept = entries.filter((_, i) => !found.has(hashes[i]!));
