@@ -11,7 +11,8 @@ import { createGeolocator, type Geolocator } from './geolocation/geolocator.js';
 import { waitlistRoutes } from './waitlist/routes.js';
 import type { SignupBatchHooks } from './waitlist/signup-batcher.js';
 import { consentRoutes, withLinkTokensRedacted } from './waitlist/consent-routes.js';
-import { adminExportDownloadRoutes, adminWaitlistRoutes } from './waitlist/admin-routes.js';
+import { adminWaitlistRoutes } from './waitlist/admin-routes.js';
+import { exportRoutes } from './export/routes.js';
 import { siteRoutes } from './site/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { adminAccountRoutes } from './auth/account-routes.js';
@@ -137,7 +138,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   });
   await app.register(consentRoutes);
   await app.register(adminWaitlistRoutes);
-  await app.register(adminExportDownloadRoutes);
+  await app.register(exportRoutes);
   await app.register(adminEventsRoutes, options.adminEvents ?? {});
   await app.register(adminAccountRoutes);
   await app.register(adminMailRoutes);
