@@ -31,7 +31,7 @@ export const SERVER_INTERFACES = {
   admin: ['insights', 'export'],
   consent: ['signup', 'admin'],
   mail: ['signup', 'consent', 'admin', 'auth'],
-  auth: ['admin', 'export'],
+  auth: ['export'],
 };
 
 /** The server's neutral infrastructure (src/server/<name>/, and config.ts): it imports no feature. */

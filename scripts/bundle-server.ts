@@ -55,7 +55,7 @@ export const EXTERNAL_PACKAGES = [
   'ioredis',
   'nodemailer',
   'qrcode',
-  'zstd-napi',
+  'pg-copy-streams',
   '@zxcvbn-ts/core',
   '@zxcvbn-ts/language-common',
   '@zxcvbn-ts/language-en',

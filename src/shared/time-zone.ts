@@ -26,18 +26,21 @@ export function isValidWallTime(t: WallTime): boolean {
   );
 }
 
-const offsetFormatters = new Map<string, Intl.DateTimeFormat>();
+/** A zone's offset from UTC, in milliseconds (to the second), at the instant `utcMs`; NaN when Intl gives none of the fields. */
+export type ZoneOffsets = (utcMs: number) => number;
 
 /**
- * The zone's offset from UTC, in milliseconds (to the second), at the instant `utcMs`; undefined is
- * the runtime's own zone; NaN when Intl gives none of the fields. Years before 1 come with an era
- * this does not read, so their offset is wrong: callers keep to year 1 and later.
+ * The offsets of `timeZone` (undefined: the runtime's own zone), read from Intl. Its formatter is
+ * made at the first reading (~0.1-0.2 ms) and kept by the returned function: keep the function for
+ * many readings. Years before 1 come with an era this does not read, so their offset is wrong:
+ * callers keep to year 1 and later.
  */
-export function zoneOffsetMs(timeZone: string | undefined, utcMs: number): number {
-  const key = timeZone ?? '';
-  let formatter = offsetFormatters.get(key);
-  if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-US', {
+export function zoneOffsets(timeZone: string | undefined): ZoneOffsets {
+  if (timeZone === 'UTC') return () => 0;
+  let formatter: Intl.DateTimeFormat | undefined;
+  const get = (parts: Intl.DateTimeFormatPart[], type: string) => Number(parts.find((p) => p.type === type)?.value ?? Number.NaN);
+  return (utcMs) => {
+    formatter ??= new Intl.DateTimeFormat('en-US', {
       ...(timeZone ? { timeZone } : {}),
       hourCycle: 'h23',
       year: 'numeric',
@@ -47,27 +50,24 @@ export function zoneOffsetMs(timeZone: string | undefined, utcMs: number): numbe
       minute: 'numeric',
       second: 'numeric',
     });
-    offsetFormatters.set(key, formatter);
-  }
-  const get = (parts: Intl.DateTimeFormatPart[], type: string) => Number(parts.find((p) => p.type === type)?.value ?? Number.NaN);
-  const parts = formatter.formatToParts(new Date(utcMs));
-  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
-  const wall = new Date(0);
-  wall.setUTCFullYear(get(parts, 'year'), get(parts, 'month') - 1, get(parts, 'day'));
-  wall.setUTCHours(get(parts, 'hour') % 24, get(parts, 'minute'), get(parts, 'second'), 0);
-  return wall.getTime() - (utcMs - (((utcMs % 1000) + 1000) % 1000));
+    const parts = formatter.formatToParts(new Date(utcMs));
+    // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+    const wall = new Date(0);
+    wall.setUTCFullYear(get(parts, 'year'), get(parts, 'month') - 1, get(parts, 'day'));
+    wall.setUTCHours(get(parts, 'hour') % 24, get(parts, 'minute'), get(parts, 'second'), 0);
+    return wall.getTime() - (utcMs - (((utcMs % 1000) + 1000) % 1000));
+  };
 }
 
 /**
- * The instant a wall-clock time in `timeZone` names. Around a DST change the clocks skip or repeat
- * an hour: a skipped time is read with the offset from before the change (so it lands after it),
- * a repeated time resolves to one of its two instants.
+ * The instant a wall-clock time names in the zone whose offsets `offsetAt` reads. Around a DST
+ * change the clocks skip or repeat an hour: a skipped time is read with the offset from before the
+ * change (so it lands after it), a repeated time resolves to one of its two instants.
  */
-export function wallTimeToUtc(t: WallTime, timeZone: string): number {
+export function wallTimeToUtc(t: WallTime, offsetAt: ZoneOffsets): number {
   const wall = Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second, t.millisecond);
-  if (timeZone === 'UTC') return wall;
-  const first = zoneOffsetMs(timeZone, wall);
+  const first = offsetAt(wall);
   const guess = wall - first;
-  const second = zoneOffsetMs(timeZone, guess);
+  const second = offsetAt(guess);
   return second === first ? guess : wall - second;
 }

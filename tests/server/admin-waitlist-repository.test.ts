@@ -5,7 +5,7 @@ import type { DatabaseHandle } from '../../src/server/db/database.js';
 import { decodeCursor, deleteWaitlistEntries, encodeCursor } from '../../src/server/admin/repository.js';
 import { countWaitlist } from '../../src/server/db/waitlist-filter.js';
 import { listWaitlistPage } from '../../src/server/db/waitlist-keyset.js';
-import { iterateAllWaitlist, iterateSelectedWaitlist } from '../../src/server/waitlist/admin-repository.js';
+import { iterateAllWaitlist, iterateSelectedWaitlist } from '../../src/server/export/queries.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { openTestDatabase, TEST_DIALECTS, type TestDatabase, type TestDialect } from '../support/databases.js';

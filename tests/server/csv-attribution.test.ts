@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CSV_BOM } from '../../src/shared/csv.js';
 import { parseWaitlistCsv } from '../../src/server/csv/read-waitlist.js';
 import { ATTRIBUTION_CSV_COLUMNS, waitlistCsvChunks, waitlistCsvHeader, waitlistCsvRecord } from '../../src/shared/waitlist/csv.js';
+import { formatDateJoined } from '../../src/shared/waitlist/display.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { waitlistEntry } from '../support/entries.js';
 
@@ -44,7 +45,7 @@ describe('the attribution CSV columns', () => {
 
   it('are not written by default (the spec\'s four columns), nor with the consent columns alone', async () => {
     expect(waitlistCsvHeader()).toBe(`${SPEC}\r\n`);
-    expect(waitlistCsvRecord(campaign, 'UTC')).toBe('campaign@example.com,"Nov 22, 2026, 06:04 AM",N/A,Unknown\r\n');
+    expect(waitlistCsvRecord(campaign, formatDateJoined(campaign.created_at, 'UTC'))).toBe('campaign@example.com,"Nov 22, 2026, 06:04 AM",N/A,Unknown\r\n');
     expect((await csvOf([campaign])).split('\r\n')[0]).toBe(`${CSV_BOM}${SPEC}`);
     expect((await csvOf([campaign], { consent: true })).split('\r\n')[0]).toBe(`${CSV_BOM}${SPEC},${CONSENT}`);
   });

@@ -84,13 +84,13 @@ describe('waitlist CSV', () => {
   it('formats a row like the admin table, in the given time zone', () => {
     const e = entry();
     const date = formatDateJoined(e.created_at, 'America/New_York');
-    expect(waitlistCsvRecord(e, 'America/New_York')).toBe(`a@example.com,"${date}",203.0.113.7,"Berlin, Land Berlin, Germany"\r\n`);
+    expect(waitlistCsvRecord(e, formatDateJoined(e.created_at, 'America/New_York'))).toBe(`a@example.com,"${date}",203.0.113.7,"Berlin, Land Berlin, Germany"\r\n`);
     expect(date).toBe('Nov 22, 2026, 01:04 AM');
   });
 
   it("writes N/A and Unknown for missing data", () => {
     const e = entry({ ip_address: null, country: null, city: null, region: null });
-    expect(waitlistCsvRecord(e, 'UTC')).toBe(`a@example.com,"Nov 22, 2026, 06:04 AM",N/A,Unknown\r\n`);
+    expect(waitlistCsvRecord(e, formatDateJoined(e.created_at, 'UTC'))).toBe(`a@example.com,"Nov 22, 2026, 06:04 AM",N/A,Unknown\r\n`);
   });
 
   it('streams BOM and header first, then one chunk per non-empty batch, counting rows', async () => {

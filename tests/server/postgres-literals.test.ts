@@ -1,7 +1,7 @@
 import type { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { inlinePostgresParameters } from '../../src/server/db/postgres-literals.js';
+import { inlinePostgresParameters } from '../../src/server/export/postgres-literals.js';
 import { itWhen } from '../support/databases.js';
 
 const compiled = (sql: string, parameters: unknown[]): CompiledQuery => ({ sql, parameters, query: { kind: 'RawNode' } as never, queryId: { queryId: 'test' } });

@@ -1,4 +1,5 @@
 import { removeFormulaQuote } from '../../shared/csv.js';
+import { zoneOffsets } from '../../shared/time-zone.js';
 import { deriveSource, NO_ATTRIBUTION } from '../../shared/waitlist/attribution.js';
 import { ALL_CSV_COLUMNS, NO_LOCATION, show, WAITLIST_CSV_COLUMNS, type ImportedEntry, type WaitlistCsvColumn } from '../../shared/waitlist/csv.js';
 import { NO_CONSENT_RECORD } from '../../shared/waitlist/entry.js';
@@ -81,7 +82,8 @@ function readHeader(header: CsvRecord, warnings: string[]): Partial<Record<Colum
  * `now` stamps rows when the file has no Date Joined column.
  */
 export function parseWaitlistCsv(text: string, options: { timeZone?: string; now?: Date } = {}): ParsedWaitlistCsv {
-  const timeZone = options.timeZone ?? 'UTC';
+  // One reader of the zone's offsets for the whole file (each formatter Intl makes costs ~0.1 ms).
+  const zone = zoneOffsets(options.timeZone ?? 'UTC');
   const records = readCsvRecords(text);
   const result: ParsedWaitlistCsv = { rows: [], bad: [], duplicates: 0, warnings: [] };
 
@@ -120,7 +122,7 @@ export function parseWaitlistCsv(text: string, options: { timeZone?: string; now
     const entry: ImportedEntry = { email: '', created_at: fallbackCreatedAt, ip_address: null, ...NO_LOCATION, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION };
     for (const key of present) {
       const cell = removeFormulaQuote(record.fields[index[key]!] ?? '');
-      const parsed = (ALL_CSV_COLUMNS[key] as WaitlistCsvColumn).parse(cell, timeZone);
+      const parsed = (ALL_CSV_COLUMNS[key] as WaitlistCsvColumn).parse(cell, zone);
       if (!parsed.ok) {
         bad(parsed.reason);
         continue records;

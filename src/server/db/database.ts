@@ -4,7 +4,6 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import { optionalModule } from '../runtime/optional-module.js';
-import { postgresSocket } from './pg-socket.js';
 import { startSqliteCheckpointer, type CheckpointLog, type SqliteCheckpointer } from './sqlite-checkpointer.js';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
@@ -107,7 +106,7 @@ const postgresPools = new WeakMap<Kysely<any>, pg.Pool>();
 
 /**
  * The pg pool behind a Kysely instance, or undefined on SQLite: for what Kysely cannot do, a COPY
- * (waitlist/export-copy.ts). A client taken from it must be released like any pooled one.
+ * (export/copy.ts). A client taken from it must be released like any pooled one.
  */
 export function postgresPoolOf(db: Kysely<any>): pg.Pool | undefined {
   return postgresPools.get(db);
@@ -155,8 +154,6 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
   const pool = new (loadPg().Pool)({
     connectionString: config.connectionString,
     max: 10,
-    // pg calls this with the connection's settings (its types leave the argument out).
-    stream: postgresSocket as unknown as () => ReturnType<typeof postgresSocket>,
   });
   // Without a listener, an idle connection that the server drops would crash the process.
   pool.on('error', (err) => options.onIdleError?.(err));

@@ -177,7 +177,7 @@ export interface AuditLogTable {
   detail: string;
 }
 
-/** Export downloads by ticket (src/server/waitlist/export-downloads.ts): one per Export click, a day at most. */
+/** Export downloads by ticket (src/server/export/tickets.ts): one per Export click, a day at most. */
 export interface ExportDownloadsTable {
   id: string;
   /** SHA-256 (hex) of the one-time ticket; the ticket itself is never stored. */

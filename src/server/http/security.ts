@@ -59,18 +59,6 @@ export function helmetHeaders(options: HelmetOptions = HELMET_OPTIONS): FixedHea
   return fixed;
 }
 
-/**
- * Compression for a large generated download (an export of up to a million rows, ~90 MB of CSV):
- * the fastest levels. Brotli at the global quality 5 costs ~4.4 s of CPU for 90 MB of CSV and gzip
- * at its default level ~1.7 s, far more than reading the rows; brotli quality 1 takes ~0.4 s and
- * still shrinks the file ~4.5× (20 MB instead of 17 MB at quality 5). Measured on the admin bench's
- * export (docs/decisions/012).
- */
-export const BULK_DOWNLOAD_COMPRESSION = {
-  brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 1 } },
-  zlibOptions: { level: 1 },
-} as const;
-
 /** Security headers and compression for every response. */
 export async function registerSecurity(app: FastifyInstance): Promise<void> {
   const { set, remove } = helmetHeaders();

@@ -1,6 +1,6 @@
 import { csvField, csvRecord, CSV_BOM, CSV_EOL } from '../csv.js';
-import { isValidWallTime, wallTimeToUtc, type WallTime } from '../time-zone.js';
-import { formatDateJoined, formatIpAddress, formatLocation } from './display.js';
+import { isValidWallTime, wallTimeToUtc, zoneOffsets, type WallTime, type ZoneOffsets } from '../time-zone.js';
+import { dateJoinedFormat, formatIpAddress, formatLocation } from './display.js';
 import { checkWaitlistEmail } from './email.js';
 import { ENTRY_STATUSES, type EntryLocation, type EntryStatus, type WaitlistEntry } from './entry.js';
 import { cleanLandingPath, cleanReferrer, cleanUtmValue, formatSource, type UtmField } from './attribution.js';
@@ -42,10 +42,13 @@ type CellResult = { ok: true; fields: Partial<ImportedEntry> } | { ok: false; re
 
 export interface WaitlistCsvColumn {
   header: string;
-  /** The cell as the admin table shows it; Date Joined in `timeZone`. */
-  format: (entry: WaitlistEntry, timeZone: string) => string;
-  /** The cell read back (formula quote already removed). */
-  parse: (cell: string, timeZone: string) => CellResult;
+  /**
+   * The cell as the admin table shows it. Date Joined, the one cell that depends on the file's time
+   * zone, is `dateJoined`: the writer's text for the entry's created_at (dateJoinedFormat's).
+   */
+  format: (entry: WaitlistEntry, dateJoined: string) => string;
+  /** The cell read back (formula quote already removed), dates in the zone whose offsets `zone` reads. */
+  parse: (cell: string, zone: ZoneOffsets) => CellResult;
 }
 
 /** An entry as a line of an imported file gives it: everything but the id the database assigns. */
@@ -110,9 +113,11 @@ const ISO_DATE =
 
 /**
  * Date Joined as an ISO-8601 UTC string, or null when it is not a date this importer knows.
- * `timeZone` (IANA name) applies to the en-US format and to ISO timestamps without an offset.
+ * `timeZone` (an IANA name, or its zoneOffsets when many cells are read) applies to the en-US
+ * format and to ISO timestamps without an offset.
  */
-export function parseDateJoined(value: string, timeZone = 'UTC'): string | null {
+export function parseDateJoined(value: string, timeZone: string | ZoneOffsets = 'UTC'): string | null {
+  const zone = typeof timeZone === 'string' ? zoneOffsets(timeZone) : timeZone;
   const v = value.trim();
   let m = EN_US_DATE.exec(v);
   if (m) {
@@ -126,7 +131,7 @@ export function parseDateJoined(value: string, timeZone = 'UTC'): string | null 
     }
     const t: WallTime = { year: Number(m[3]), month, day: Number(m[2]), hour, minute: Number(m[5]), second: Number(m[6] ?? 0), millisecond: 0 };
     if (!isValidWallTime(t)) return null;
-    return new Date(wallTimeToUtc(t, timeZone)).toISOString();
+    return new Date(wallTimeToUtc(t, zone)).toISOString();
   }
   m = ISO_DATE.exec(v);
   if (m) {
@@ -140,11 +145,11 @@ export function parseDateJoined(value: string, timeZone = 'UTC'): string | null 
       millisecond: Number((m[7] ?? '0').padEnd(3, '0').slice(0, 3)),
     };
     if (!isValidWallTime(t)) return null;
-    const zone = m[8];
-    if (!zone) return new Date(wallTimeToUtc(t, timeZone)).toISOString();
+    const offset = m[8];
+    if (!offset) return new Date(wallTimeToUtc(t, zone)).toISOString();
     const wall = Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second, t.millisecond);
-    if (zone === 'Z' || zone === 'z') return new Date(wall).toISOString();
-    const om = /^([+-])(\d{2}):?(\d{2})?$/.exec(zone)!;
+    if (offset === 'Z' || offset === 'z') return new Date(wall).toISOString();
+    const om = /^([+-])(\d{2}):?(\d{2})?$/.exec(offset)!;
     const offsetMinutes = Number(om[2]) * 60 + Number(om[3] ?? 0);
     if (Number(om[2]) > 23 || Number(om[3] ?? 0) > 59) return null;
     return new Date(wall - (om[1] === '-' ? -1 : 1) * offsetMinutes * 60_000).toISOString();
@@ -168,8 +173,8 @@ function parseEmailCell(cell: string): CellResult {
   return { ok: false, reason: `${EMAIL_PROBLEMS[email.problem]}${email.problem === 'required' ? '' : ` (${show(cell.trim())})`}` };
 }
 
-function parseDateCell(cell: string, timeZone: string): CellResult {
-  const parsed = parseDateJoined(cell, timeZone);
+function parseDateCell(cell: string, zone: ZoneOffsets): CellResult {
+  const parsed = parseDateJoined(cell, zone);
   if (parsed !== null) return { ok: true, fields: { created_at: parsed } };
   const v = cell.trim();
   return { ok: false, reason: v === '' ? 'no Date Joined' : `unrecognised Date Joined ${show(v)} (expected e.g. "Nov 22, 2026, 06:04 AM" or ISO-8601)` };
@@ -178,7 +183,7 @@ function parseDateCell(cell: string, timeZone: string): CellResult {
 /** The file's columns, in order. */
 export const WAITLIST_CSV_COLUMNS = {
   email: { header: 'Email', format: (e) => e.email, parse: parseEmailCell },
-  dateJoined: { header: 'Date Joined', format: (e, tz) => formatDateJoined(e.created_at, tz), parse: parseDateCell },
+  dateJoined: { header: 'Date Joined', format: (_e, dateJoined) => dateJoined, parse: parseDateCell },
   ipAddress: {
     header: 'IP Address',
     format: (e) => formatIpAddress(e.ip_address),
@@ -194,10 +199,10 @@ function timestampColumn(header: string, field: TimestampField): WaitlistCsvColu
   return {
     header,
     format: (e) => e[field] ?? '',
-    parse: (cell, timeZone) => {
+    parse: (cell, zone) => {
       const v = cell.trim();
       if (v === '') return { ok: true, fields: { [field]: null } };
-      const parsed = parseDateJoined(v, timeZone);
+      const parsed = parseDateJoined(v, zone);
       if (parsed !== null) return { ok: true, fields: { [field]: parsed } };
       return { ok: false, reason: `unrecognised ${header} ${show(v)} (expected ISO-8601 or e.g. "Nov 22, 2026, 06:04 AM")` };
     },
@@ -294,12 +299,17 @@ export function waitlistCsvHeader(options: WaitlistCsvOptions = {}): string {
   return csvRecord(columnsFor(options).map((c) => c.header));
 }
 
-/** One entry as a record; Date Joined is written in `timeZone`, as the admin table shows it. */
-export function waitlistCsvRecord(entry: WaitlistEntry, timeZone: string, options: WaitlistCsvOptions = {}): string {
+/**
+ * One entry as a record: the one writer of the file's cells (this CLI's export and the admin
+ * export both write every record here). `dateJoined` is the entry's Date Joined text in the file's
+ * time zone, dateJoinedFormat(timeZone).format(created_at), which the caller makes (with one
+ * formatter per file, or from a cache of the same texts).
+ */
+export function waitlistCsvRecord(entry: WaitlistEntry, dateJoined: string, options: WaitlistCsvOptions = {}): string {
   // csvRecord's own loop, without the array of cells: an export writes this a million times.
   const columns = columnsFor(options);
   let line = '';
-  for (let i = 0; i < columns.length; i++) line += (i === 0 ? '' : ',') + csvField(columns[i]!.format(entry, timeZone));
+  for (let i = 0; i < columns.length; i++) line += (i === 0 ? '' : ',') + csvField(columns[i]!.format(entry, dateJoined));
   return line + CSV_EOL;
 }
 
@@ -313,11 +323,12 @@ export async function* waitlistCsvChunks(
   onBatch?: (rows: number) => void,
   options: WaitlistCsvOptions = {},
 ): AsyncGenerator<string> {
+  const dates = dateJoinedFormat(timeZone);
   yield CSV_BOM + waitlistCsvHeader(options);
   for await (const batch of batches) {
     if (batch.length === 0) continue;
     let chunk = '';
-    for (const entry of batch) chunk += waitlistCsvRecord(entry, timeZone, options);
+    for (const entry of batch) chunk += waitlistCsvRecord(entry, dates.format(new Date(entry.created_at)), options);
     onBatch?.(batch.length);
     yield chunk;
   }

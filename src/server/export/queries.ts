@@ -1,7 +1,6 @@
 import type SQLite from 'better-sqlite3';
-import { sql, type CompiledQuery, type Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import { isPostgres, rawSqliteOf } from '../db/database.js';
-import { inlinePostgresParameters } from '../db/postgres-literals.js';
 import type { Database } from '../db/schema.js';
 import { toWaitlistEntry as toEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
 import { matching } from '../db/waitlist-filter.js';
@@ -21,9 +20,8 @@ import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 
 /**
  * The export's reads of the waitlist: entries in batches (named ones, or those matching a filter),
- * and the statements the bytes exports stream (export-copy.ts, export-sqlite.ts). They move to
- * src/server/export/ with the export (issue 27); the filter, the keyset order and the pages they
- * build on are in db/.
+ * and the statement PostgreSQL's COPY streams (copy.ts); the filter, the keyset order and the pages
+ * they build on are in db/.
  */
 
 /** What the export's modules take from here too (the keyset batch size and position). */
@@ -122,83 +120,24 @@ export async function* iterateMatchingWaitlist(
 }
 
 /**
- * The stored columns the spec's four CSV columns are written from, in this order: the entry
- * export's fields (admin/routes.ts) and the cells the bytes export reads by position
- * (export-copy.ts, export-sqlite.ts).
+ * The stored columns the spec's four CSV columns are written from, in this order: the fields the
+ * export reads of an entry, and the columns of its COPY (src/server/export).
  */
 export const SPEC_EXPORT_COLUMNS = ['email', 'created_at', 'ip_address', 'city', 'region', 'country'] as const satisfies ReadonlyArray<keyof WaitlistEntry>;
 
-/** SPEC_EXPORT_COLUMNS (and `extra`) of the entries matching `filter`, newest first: the query every bytes export starts from. */
-function exportRows(db: Kysely<Database>, filter: WaitlistFilter, extra: ReadonlyArray<'id'> = []) {
+/**
+ * The export's query (src/server/export/copy.ts streams it with COPY): SPEC_EXPORT_COLUMNS of every
+ * entry matching `filter`, newest first, with the filter's SQL from `matching` like every other
+ * query here.
+ */
+export function exportRowsQuery(db: Kysely<Database>, filter: WaitlistFilter): CompiledQuery {
   return db
     .selectFrom('waitlist')
-    .select([...extra, ...SPEC_EXPORT_COLUMNS])
+    .select(SPEC_EXPORT_COLUMNS)
     .where(matching(db, filter, { search: 'inline' }))
     .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc');
-}
-
-/**
- * PostgreSQL: one SELECT of SPEC_EXPORT_COLUMNS for every entry matching `filter`, newest first,
- * with its parameters written in as literals (a COPY takes none): the statement export-copy.ts
- * streams with COPY … TO STDOUT.
- */
-export function copyExportQuery(db: Kysely<Database>, filter: WaitlistFilter): string {
-  return inlinePostgresParameters(exportRows(db, filter).compile());
-}
-
-/** What separates the cells of a row and the rows in a batch of sqliteExportBatchQuery (control characters, which no plain cell has). */
-export const SQLITE_EXPORT_CELL_SEPARATOR = 0x1f;
-export const SQLITE_EXPORT_ROW_SEPARATOR = 0x1e;
-/** How much of each row's id a batch of sqliteExportBatchQuery carries, after its columns. */
-export const SQLITE_EXPORT_ID_PREFIX = 8;
-
-/**
- * SQLite: the next `limit` entries matching `filter` after `after` (from the newest without one),
- * as one value: SPEC_EXPORT_COLUMNS of each row and the start of its id (SQLITE_EXPORT_ID_PREFIX
- * characters) joined by SQLITE_EXPORT_CELL_SEPARATOR (NULL as empty), the rows joined by
- * SQLITE_EXPORT_ROW_SEPARATOR, as a BLOB of UTF-8; with the number of
- * rows and the last one's position (created_at and id joined by the cell separator, which sorts
- * below every character of a timestamp, so the smallest joined value is the last row's). SQLite
- * builds the text, so the driver hands over one buffer instead of six strings per row.
- *
- * `ordered`: the rows are joined in the list's order as SQL promises it (string_agg … ORDER BY, a
- * sort that makes the batch half as costly again). Without it they come in the order the subquery
- * reads them, which SQLite does not promise; export-sqlite.ts checks it (by created_at, then the
- * id's start) and asks again with `ordered` for a batch where it does not hold or cannot be told.
- */
-export function sqliteExportBatchQuery(db: Kysely<Database>, filter: WaitlistFilter, after: WaitlistCursor | null, limit: number, ordered: boolean): CompiledQuery {
-  const cell = (column: (typeof SPEC_EXPORT_COLUMNS)[number]) => (column === 'email' || column === 'created_at' ? sql.ref(column) : sql`coalesce(${sql.ref(column)}, '')`);
-  const separator = sql`char(${sql.lit(SQLITE_EXPORT_CELL_SEPARATOR)})`;
-  // The columns, then the first 8 characters of the id: with created_at, enough to check the order.
-  // concat_ws builds each row's text in one go (a chain of || copies the growing text at every
-  // step: a fifth of SQLite's time per batch). It skips NULLs, so none reaches it: created_at and
-  // email are NOT NULL, the other columns are coalesced to '', and a NULL id (which SQLite lets a
-  // TEXT primary key hold) becomes a separator, so that row has a cell too many, its batch does not
-  // split, and export-sqlite.ts reads it again as rows.
-  const idStart = sql`coalesce(substr(id, 1, ${sql.lit(SQLITE_EXPORT_ID_PREFIX)}), ${separator})`;
-  const cells = sql`concat_ws(${separator}, ${sql.join([...SPEC_EXPORT_COLUMNS.map((column) => cell(column)), idStart])})`;
-  let batch = exportRows(db, filter, ['id']).limit(limit);
-  if (after) batch = batch.where(afterPosition(after));
-  const rowSeparator = sql`char(${sql.lit(SQLITE_EXPORT_ROW_SEPARATOR)})`;
-  return db
-    .selectFrom(batch.as('batch'))
-    .select([
-      (ordered
-        ? sql<Buffer | null>`CAST(string_agg(${cells}, ${rowSeparator} ORDER BY created_at DESC, id DESC) AS BLOB)`
-        : sql<Buffer | null>`CAST(string_agg(${cells}, ${rowSeparator}) AS BLOB)`
-      ).as('cells'),
-      sql<number>`count(*)`.as('n'),
-      sql<string | null>`min(created_at || ${separator} || id)`.as('last'),
-    ])
+    .orderBy('id', 'desc')
     .compile();
-}
-
-/** SQLite: the entries of the same batch as sqliteExportBatchQuery, as rows of SPEC_EXPORT_COLUMNS (for a batch its text could not carry). */
-export function sqliteExportRowsQuery(db: Kysely<Database>, filter: WaitlistFilter, after: WaitlistCursor | null, limit: number): CompiledQuery {
-  let query = exportRows(db, filter).limit(limit);
-  if (after) query = query.where(afterPosition(after));
-  return query.compile();
 }
 
 /**

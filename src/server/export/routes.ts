@@ -1,0 +1,272 @@
+import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import formbody from '@fastify/formbody';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { recordAudit } from '../audit/audit-log.js';
+import { HttpError } from '../http/errors.js';
+import { helmetHeaders } from '../http/security.js';
+import { checkBodySelection, IDS_BODY_LIMIT } from '../admin/index.js';
+import { csvChunks, type RowBatch } from './csv.js';
+import { exportRows, type ExportBody } from './rows.js';
+import {
+  beatExportDownload,
+  claimExportDownload,
+  createExportDownload,
+  exportDownloadStatus,
+  finishExportDownload,
+  HEARTBEAT_MS,
+  startExportDownloadSweep,
+} from './tickets.js';
+import {
+  ADMIN_EXPORT_DOWNLOAD_PATH,
+  ADMIN_EXPORT_PATH,
+  ADMIN_EXPORTS_PATH,
+  EXPORT_FILE_NAMES,
+  exportDownloadFormSchema,
+  exportDownloadParamsSchema,
+  exportDownloadSchema,
+  exportDownloadStatusSchema,
+  exportRequestSchema,
+} from '../../shared/admin/waitlist-api.js';
+import { CSV_CONTENT_TYPE } from '../../shared/csv.js';
+import { isKnownTimeZone } from '../../shared/waitlist/display.js';
+import type { AdminPrincipal } from '../auth/index.js';
+
+/**
+ * The CSV export (contract: src/shared/admin/waitlist-api.ts): `POST …/export` answers the file to
+ * an API client's token; the admin page prepares a download (`POST …/exports`), has the browser
+ * post its one-time ticket (`POST …/exports/download`, tickets.ts) and follows it
+ * (`GET …/exports/:id`). The rows come from rows.ts, the text from csv.ts.
+ */
+
+/** The download form's body: one ticket (43 characters) and its field name. */
+const DOWNLOAD_FORM_BODY_LIMIT = 1024;
+const EXPORT_FAILED_MESSAGE = 'The export could not be completed. Try again.';
+
+/**
+ * Compression of an export (~90 MB of CSV per million rows) at the fastest levels, off the event
+ * loop (zlib's thread pool): zstd for the clients that prefer it (Chromium and Firefox send it; it
+ * writes the smallest file for the least CPU, and Chromium reads it fastest), else brotli or gzip.
+ * Higher levels cost more CPU than reading the rows (brotli 5: 4.4 s per 90 MB). Decision 017.
+ */
+const EXPORT_COMPRESSION = {
+  encodings: ['zstd', 'br', 'gzip'] as Array<'zstd' | 'br' | 'gzip'>,
+  zlibOptions: { level: 1, chunkSize: 64 * 1024, params: { [zlib.constants.ZSTD_c_compressionLevel]: 1 } },
+  brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } },
+};
+
+/** Headers that describe the download rather than an error answer sent in its place. */
+const DOWNLOAD_HEADERS = ['content-encoding', 'content-disposition'] as const;
+
+/**
+ * The options of the routes that answer the file: its compression, and an error answer in its
+ * place (the rows failed before the first byte went out) that does not claim to be the file.
+ */
+export const FILE_ROUTE_OPTIONS = {
+  compress: EXPORT_COMPRESSION,
+  onError: async (_request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (reply.raw.headersSent) return;
+    for (const name of DOWNLOAD_HEADERS) {
+      reply.removeHeader(name);
+      reply.raw.removeHeader(name);
+    }
+  },
+};
+
+/** The site's Content-Security-Policy, but framable by our own pages (the admin page's hidden download frame). */
+const DOWNLOAD_CSP = (helmetHeaders().set.find(([name]) => name.toLowerCase() === 'content-security-policy')?.[1] ?? "default-src 'none'").replace(
+  "frame-ancestors 'none'",
+  "frame-ancestors 'self'",
+);
+
+/** An export's body: none at all means "everything, in UTC", the same as `{}`; the selection checked as the admin's others. */
+async function checkExportBody(request: FastifyRequest): Promise<void> {
+  if (request.body === undefined || request.body === null) request.body = {};
+  await checkBodySelection(request);
+}
+
+/** An unknown time zone is a 400, before anything is read. */
+function checkTimeZone(timeZone: string | undefined): void {
+  if (timeZone !== undefined && !isKnownTimeZone(timeZone)) {
+    throw new HttpError(400, 'invalid_time_zone', `Unknown time zone "${timeZone}". Use an IANA name such as Europe/Berlin.`);
+  }
+}
+
+/** The export's routes: those of the admin guard's scope, and the ticket's download outside it. */
+export async function exportRoutes(app: FastifyInstance): Promise<void> {
+  await app.register(guardedExportRoutes);
+  await app.register(ticketDownloadRoutes);
+}
+
+async function guardedExportRoutes(instance: FastifyInstance): Promise<void> {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
+  const { db } = app.database;
+  app.guardAdminScope();
+
+  app.post(
+    ADMIN_EXPORT_PATH,
+    { ...FILE_ROUTE_OPTIONS, bodyLimit: IDS_BODY_LIMIT, preValidation: checkExportBody, schema: { body: exportRequestSchema } },
+    async (request, reply) => sendExport(app, request, reply, app.adminOf(request), request.body),
+  );
+
+  // The admin page's exports: prepared here with the access token, downloaded by the browser with
+  // the ticket (ticketDownloadRoutes), followed here until they end.
+  app.post(
+    ADMIN_EXPORTS_PATH,
+    { bodyLimit: IDS_BODY_LIMIT, preValidation: checkExportBody, schema: { body: exportRequestSchema, response: { 201: exportDownloadSchema } } },
+    async (request, reply) => {
+      checkTimeZone(request.body.timeZone);
+      reply.code(201);
+      return createExportDownload(db, app.adminOf(request), request.body);
+    },
+  );
+
+  app.get(
+    `${ADMIN_EXPORTS_PATH}/:id`,
+    { schema: { params: exportDownloadParamsSchema, response: { 200: exportDownloadStatusSchema } } },
+    async (request) => {
+      const status = await exportDownloadStatus(db, request.params.id.toLowerCase(), app.adminOf(request).userId);
+      if (!status) throw new HttpError(404, 'not_found', 'No such export download. Export again.');
+      return status;
+    },
+  );
+}
+
+/**
+ * The browser's own download of an export: a form POST of a one-time ticket, answered with the
+ * file. Outside the admin guard (the form carries no Authorization header): the ticket is the
+ * credential, and the session it was made for must still be active, checked as the guard checks a
+ * token's. Whatever happens, the download's status says so, since the page cannot read this answer.
+ */
+async function ticketDownloadRoutes(instance: FastifyInstance): Promise<void> {
+  const app = instance.withTypeProvider<ZodTypeProvider>();
+  const { db } = app.database;
+  await app.register(formbody, { bodyLimit: DOWNLOAD_FORM_BODY_LIMIT });
+  const stopSweep = startExportDownloadSweep(db, (err) => app.log.error({ err }, 'could not sweep export downloads'));
+  app.addHook('onClose', async () => stopSweep());
+  // ICU loads its locale and time zone data with the first date format a process makes (~20 ms):
+  // done once the server is up rather than in the first export's time.
+  app.addHook('onReady', async () => {
+    setImmediate(() => isKnownTimeZone('UTC')).unref();
+  });
+
+  app.post(
+    ADMIN_EXPORT_DOWNLOAD_PATH,
+    { ...FILE_ROUTE_OPTIONS, bodyLimit: DOWNLOAD_FORM_BODY_LIMIT, schema: { body: exportDownloadFormSchema } },
+    async (request, reply) => {
+      // An answer holding personal data, or about a credential: never cached. It loads into the
+      // admin page's hidden frame, so that page (our origin only) may frame it.
+      reply.header('cache-control', 'no-store');
+      reply.raw.setHeader('x-frame-options', 'SAMEORIGIN');
+      reply.raw.setHeader('content-security-policy', DOWNLOAD_CSP);
+      const claimed = await claimExportDownload(db, request.body.ticket);
+      if (!claimed) throw new HttpError(410, 'ticket_used', 'This download was already started, or its link has expired. Export again.');
+      // While the answer is open, a heartbeat says it is still being sent (its status turns failed
+      // if the heartbeat stops: this server died part way).
+      const heartbeat = setInterval(() => {
+        beatExportDownload(db, claimed.id).catch((err: unknown) => request.log.error({ err }, 'could not record an export download heartbeat'));
+      }, HEARTBEAT_MS);
+      heartbeat.unref();
+      reply.raw.once('close', () => clearInterval(heartbeat));
+      const finish = (outcome: ExportOutcome) => {
+        clearInterval(heartbeat);
+        return finishExportDownload(db, claimed.id, outcome).catch((err: unknown) => request.log.error({ err }, 'could not record how an export download ended'));
+      };
+      let admin: AdminPrincipal;
+      let body: ExportBody;
+      try {
+        admin = await app.adminOfSession(request, claimed.userId, claimed.sessionId);
+        body = exportRequestSchema.parse(JSON.parse(claimed.request));
+        checkTimeZone(body.timeZone);
+      } catch (err) {
+        await finish({ status: 'failed', rows: null, message: err instanceof HttpError ? err.message : EXPORT_FAILED_MESSAGE });
+        throw err;
+      }
+      return sendExport(app, request, reply, admin, body, (outcome) => void finish(outcome));
+    },
+  );
+}
+
+/** How an export's answer ended, for a download that follows it (tickets.ts). */
+type ExportOutcome = { status: 'done' | 'failed'; rows: number | null; message: string | null };
+
+/**
+ * Answers `body`'s export as a CSV download for `admin` (the export route, and a download by
+ * ticket), audited when its stream ends; `track`, when given, hears once how the answer ended. The
+ * first rows are read before any byte is sent, so a database failure at the start is a proper 500.
+ */
+async function sendExport(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  admin: AdminPrincipal,
+  body: ExportBody,
+  track?: (outcome: ExportOutcome) => void,
+): Promise<FastifyReply> {
+  const { db } = app.database;
+  const timeZone = body.timeZone ?? 'UTC';
+  checkTimeZone(timeZone);
+  // Named ids, or a select-all of a (filtered) view: Export Selected; neither: Export All.
+  const scope = body.ids || body.filter ? 'selected' : 'all';
+  const attribution = body.attribution === true;
+  let rows = 0;
+  let batches: AsyncIterableIterator<RowBatch>;
+  try {
+    batches = await exportRows(db, body);
+  } catch (err) {
+    track?.({ status: 'failed', rows: 0, message: EXPORT_FAILED_MESSAGE });
+    throw err;
+  }
+
+  if (track) {
+    // The answer's end decides: every byte handed to the connection (done), or closed before
+    // (the browser cancelled, the connection dropped, the database failed part way: failed).
+    // Told once, here: the two records would otherwise race each other to the database.
+    const raw = reply.raw;
+    let told = false;
+    const tell = (outcome: ExportOutcome) => {
+      if (told) return;
+      told = true;
+      track(outcome);
+    };
+    raw.once('finish', () => tell(raw.statusCode === 200 ? { status: 'done', rows, message: null } : { status: 'failed', rows, message: EXPORT_FAILED_MESSAGE }));
+    raw.once('close', () => {
+      if (!raw.writableFinished) tell({ status: 'failed', rows, message: 'The download stopped before the whole file was sent. Export again.' });
+    });
+  }
+
+  // A response closed before its stream was read still lets go of what the export holds.
+  reply.raw.once('close', () => void batches.return?.());
+
+  // The audit record is written once the stream ends (or stops early), with the rows actually written.
+  let completed = false;
+  async function* file(): AsyncGenerator<string> {
+    try {
+      yield* csvChunks(batches, timeZone, { attribution }, (n) => (rows += n));
+      completed = true;
+    } finally {
+      try {
+        await recordAudit(db, {
+          action: 'export',
+          actorEmail: admin.email,
+          actorId: admin.userId,
+          ip: request.ip,
+          detail: {
+            count: rows,
+            scope,
+            timeZone,
+            ...(body.filter ? { filter: body.filter, except: (body.except ?? []).length } : {}),
+            ...(attribution ? { attribution } : {}),
+            ...(completed ? {} : { incomplete: true }),
+          },
+        });
+      } catch (err) {
+        request.log.error({ err }, 'could not record the export in the audit log');
+      }
+    }
+  }
+
+  reply.type(CSV_CONTENT_TYPE).header('content-disposition', `attachment; filename="${EXPORT_FILE_NAMES[scope]}"`);
+  return reply.send(Readable.from(file(), { objectMode: false }));
+}
