@@ -1,5 +1,8 @@
 import { defineConfig, devices } from '@playwright/test';
 import { findChromium } from './scripts/ensure-chromium.mjs';
+import { useTmpfsForTestFiles } from './tests/support/tmpfs.js';
+
+useTmpfsForTestFiles();
 
 export const E2E_ADMIN = { email: 'e2e-admin@example.com', password: 'correct horse battery staple 42' };
 

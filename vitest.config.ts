@@ -1,4 +1,7 @@
 import { defineConfig } from 'vitest/config';
+import { useTmpfsForTestFiles } from './tests/support/tmpfs.js';
+
+useTmpfsForTestFiles();
 
 /**
  * The unit and integration suites (`npm run test:unit`). The exhaustive sweeps, `*.slow.test.ts`,

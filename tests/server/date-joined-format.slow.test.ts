@@ -1,14 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { formatDateJoined } from '../../src/shared/waitlist/display.js';
+import { intlDateJoined as exact } from '../support/intl-date-joined.js';
 
 /**
  * The exhaustive sweep of date-joined-format.test.ts (run by `npm run test:slow`): formatDateJoined
  * against Intl in every zone Intl knows.
  */
-/** Intl's own en-US format (as in date-joined-format.test.ts). */
-const exact = (timeZone: string) =>
-  new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numeric', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZone });
-
 describe('formatDateJoined in every zone', () => {
   it('reads exactly as Intl does in every zone Intl knows, every day of three years and every quarter hour of the days an offset changes', () => {
     const mismatches: string[] = [];

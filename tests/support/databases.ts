@@ -77,7 +77,7 @@ export function copySqliteTemplate(filename: string): void {
 
 export interface ScratchPostgres {
   url: string;
-  /** Gives the database back: dropped (empty ones), or kept for this file's later tests, emptied first. */
+  /** Gives the database back: dropped (an empty one), or kept for a later test, which empties it first. */
   drop(): Promise<void>;
 }
 
@@ -122,7 +122,7 @@ const EMPTY_TABLES = `
     END LOOP;
   END $$`;
 
-interface FileDatabase {
+interface PooledDatabase {
   name: string;
   url: string;
 }
@@ -133,7 +133,7 @@ interface FileDatabase {
  * current test, which may still reach them by URL (a restarted app), so they wait for the next test.
  * The global teardown drops them all, by name.
  */
-const pool = { idle: [] as FileDatabase[], givenBack: [] as FileDatabase[], shape: null as string | null };
+const pool = { idle: [] as PooledDatabase[], givenBack: [] as PooledDatabase[], shape: null as string | null };
 
 /** A name that the global teardown recognises as one of this run's databases. */
 function newDatabaseName(): string {
@@ -147,7 +147,7 @@ async function templateShape(): Promise<string> {
 }
 
 /** Empties a database given back by an earlier test, if a test has not changed its schema; false when it has. */
-async function reset(database: FileDatabase): Promise<boolean> {
+async function reset(database: PooledDatabase): Promise<boolean> {
   // As DROP DATABASE … WITH (FORCE) did: nothing the previous test left connected holds a lock or sees the next one's rows.
   await query([`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database.name}' AND pid <> pg_backend_pid()`]);
   const [shape] = await query<{ shape: string }>([SCHEMA_SHAPE], database.url);
@@ -156,7 +156,7 @@ async function reset(database: FileDatabase): Promise<boolean> {
   return true;
 }
 
-async function dropDatabase(database: FileDatabase): Promise<void> {
+async function dropDatabase(database: PooledDatabase): Promise<void> {
   await adminQuery(`DROP DATABASE IF EXISTS ${quoteIdent(database.name)} WITH (FORCE)`);
 }
 
@@ -174,7 +174,7 @@ export function postgresTestEnded(): void {
 export async function createScratchPostgres(options: { empty?: boolean } = {}): Promise<ScratchPostgres> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) throw new Error('TEST_DATABASE_URL is not set: PostgreSQL tests cannot run');
-  let database: FileDatabase | undefined;
+  let database: PooledDatabase | undefined;
   while (!options.empty && !database && pool.idle.length > 0) {
     const candidate = pool.idle.shift()!;
     if (await reset(candidate)) database = candidate;
