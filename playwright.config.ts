@@ -1,22 +1,43 @@
-import os from 'node:os';
-import path from 'node:path';
 import { defineConfig, devices } from '@playwright/test';
 import { findChromium } from './scripts/ensure-chromium.mjs';
+import { useTmpfsForTestFiles } from './tests/support/tmpfs.js';
 
-const port = Number(process.env.E2E_PORT ?? 4173);
-export const E2E_BASE_URL = `http://127.0.0.1:${port}`;
+useTmpfsForTestFiles();
+
 export const E2E_ADMIN = { email: 'e2e-admin@example.com', password: 'correct horse battery staple 42' };
+
+/** An e2e server of a worker: where it answers, and its data directory (database, key file). */
+export interface E2eWorkerServer {
+  baseUrl: string;
+  dataDir: string;
+}
+/** The environment variable through which the global setup tells the workers their servers. */
+export const E2E_SERVERS_ENV = 'E2E_SERVERS';
+
+/**
+ * This worker's e2e server (tests/support/e2e-global-setup.ts starts one per worker): the worker with
+ * parallel index i uses the i-th. Read when a worker loads this file; the runner, which loads it
+ * before the global setup has run, has none.
+ */
+function workerServer(): E2eWorkerServer | undefined {
+  const servers = JSON.parse(process.env[E2E_SERVERS_ENV] ?? '[]') as E2eWorkerServer[];
+  return servers[Number(process.env.TEST_PARALLEL_INDEX ?? 0)];
+}
+const server = workerServer();
+export const E2E_BASE_URL = server?.baseUrl ?? 'http://127.0.0.1';
 /** The e2e server's data directory (database, key file): tests create extra admins there with the admin CLI. */
-export const E2E_DATA_DIR = path.join(os.tmpdir(), `waitlist-e2e-${port}`);
+export const E2E_DATA_DIR = server?.dataDir ?? '';
 
 export default defineConfig({
   testDir: 'tests/e2e',
+  // Files run in parallel, each on its worker's server; the tests of a file one after the other.
   fullyParallel: false,
-  workers: 1,
+  workers: Number(process.env.E2E_WORKERS ?? 2),
   forbidOnly: !!process.env.CI,
   retries: 0,
   timeout: 30_000,
   reporter: process.env.CI ? [['list']] : [['list'], ['html', { open: 'never' }]],
+  globalSetup: './tests/support/e2e-global-setup.ts',
   use: {
     baseURL: E2E_BASE_URL,
     trace: 'retain-on-failure',
@@ -27,24 +48,4 @@ export default defineConfig({
     },
   },
   projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'] } }],
-  webServer: {
-    command: 'node scripts/e2e-server.mjs',
-    url: `${E2E_BASE_URL}/healthz`,
-    reuseExistingServer: false,
-    timeout: 60_000,
-    stdout: 'ignore',
-    stderr: 'pipe',
-    env: {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      E2E_DATA_DIR,
-      E2E_ADMIN_EMAIL: E2E_ADMIN.email,
-      E2E_ADMIN_PASSWORD: E2E_ADMIN.password,
-      // The suite signs up and signs in many times from one address; the limits themselves are
-      // covered by integration tests.
-      SIGNUP_RATE_LIMIT_MAX: '10000',
-      AUTH_IP_MAX_ATTEMPTS: '10000',
-    },
-  },
 });

@@ -4,7 +4,8 @@
  * own dependencies going with it: about 30 files) and one file for our own modules, replacing the
  * file tsc wrote for src/server/serve.ts. V8 keeps every
  * loaded module's source text and compiles from it lazily; minified, the same code takes about 8 MB
- * less of the server's heap. Run by `npm run build:server` after tsc.
+ * less of the server's heap. Run by `npm run build:server`, which has no tsc step: emitModules() below
+ * writes tsc's layout of dist/ from the sources first (`npm run typecheck` checks the types).
  *
  * What stays outside the bundle, loaded from tsc's output in dist/ as before:
  * - the entry, dist/server/main.js, and what it shares with the server (SHARED_WITH_ENTRY): it
@@ -36,9 +37,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import MagicString from 'magic-string';
 import { rolldown, type OutputChunk } from 'rolldown';
+import { transform } from 'rolldown/experimental';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** Our sources (src/server and src/shared), emitted by tsc to dist/ in the same layout. */
+/** Our sources (src/server and src/shared), emitted to dist/ in the same layout (emitModules). */
 const SOURCE = path.join(root, 'src');
 export const SERVER_SOURCE = path.join(root, 'src/server');
 export const SERVER_OUT = path.join(root, 'dist/server');
@@ -137,7 +139,42 @@ export async function bundleServer(): Promise<OutputChunk[]> {
   }
 }
 
+/** Our sources emitted as modules (tsc's layout): src/server and src/shared, as tsconfig.build.json includes them. */
+const EMITTED_SOURCES = ['server', 'shared'];
+const OUT = path.join(root, 'dist');
+
+/**
+ * Writes each module of src/server and src/shared to dist/ as JavaScript with its source map, the
+ * layout `tsc -p tsconfig.build.json` writes (dist/server/main.js, the CLIs, the worker threads'
+ * modules, what the bundle leaves outside), with the compiler options of tsconfig.build.json (target,
+ * JSX). Types are stripped, not checked: `npm run typecheck` checks them, once, for the whole tree.
+ * Returns how many modules it wrote.
+ */
+export async function emitModules(): Promise<number> {
+  const sources = EMITTED_SOURCES.flatMap((dir) =>
+    fs
+      .readdirSync(path.join(SOURCE, dir), { recursive: true, encoding: 'utf8' })
+      .filter((name) => /\.tsx?$/.test(name) && !/\.d\.ts$|\.test\.tsx?$/.test(name))
+      .map((name) => path.join(SOURCE, dir, name)),
+  );
+  const tsconfig = path.join(root, 'tsconfig.build.json');
+  await Promise.all(
+    sources.map(async (source) => {
+      const out = path.join(OUT, path.relative(SOURCE, source)).replace(/\.tsx?$/, '.js');
+      const { code, map, errors } = await transform(source, fs.readFileSync(source, 'utf8'), { tsconfig, target: 'es2022', sourcemap: true });
+      if (errors.length > 0) throw new Error(`${path.relative(root, source)}: ${errors.map((error) => error.message).join('\n')}`);
+      fs.mkdirSync(path.dirname(out), { recursive: true });
+      const name = path.basename(out);
+      fs.writeFileSync(out, `${code}${code.endsWith('\n') ? '' : '\n'}//# sourceMappingURL=${name}.map\n`);
+      fs.writeFileSync(`${out}.map`, JSON.stringify({ ...map, file: name, sources: [path.relative(path.dirname(out), source).split(path.sep).join('/')], sourcesContent: undefined }));
+    }),
+  );
+  return sources.length;
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const modules = await emitModules();
+  process.stdout.write(`server modules emitted: ${modules} files in dist/server and dist/shared\n`);
   const chunks = await bundleServer();
   const bytes = chunks.reduce((sum, chunk) => sum + Buffer.byteLength(chunk.code), 0);
   process.stdout.write(`server bundled: ${chunks.length} files, ${(bytes / 1024).toFixed(0)} KiB in dist/server (${BUNDLE_ENTRY} and serve.*.js)\n`);

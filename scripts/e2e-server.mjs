@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Starts the production build on a fresh database for the end-to-end tests, with a known admin.
+// Starts the production build on a fresh database for the end-to-end tests, with a known admin
+// (tests/support/e2e-server.ts starts one per Playwright worker, and the extra ones some specs need).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -29,6 +30,15 @@ if (process.env.E2E_ADMIN_EMAIL && fs.existsSync(adminCli)) {
   }
 }
 
-const server = spawn(process.execPath, ['dist/server/main.js'], { env, stdio: 'inherit' });
+// With REPORT_PORT_FD (tests/support/e2e-server.ts starts it on PORT=0), the server writes the port it
+// got to that file descriptor, which it shares with this process.
+const reportFd = Number(process.env.REPORT_PORT_FD);
+const reporting = Number.isInteger(reportFd) && reportFd > 2;
+const server = spawn(
+  process.execPath,
+  [...(reporting ? ['--import', new URL('../tests/support/report-port.mjs', import.meta.url).href] : []), 'dist/server/main.js'],
+  { env, stdio: reporting ? ['inherit', 'inherit', 'inherit', ...Array(reportFd - 3).fill('ignore'), reportFd] : 'inherit' },
+);
+if (reporting) fs.closeSync(reportFd);
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
 server.on('exit', (code) => process.exit(code ?? 0));

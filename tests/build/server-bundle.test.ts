@@ -21,7 +21,7 @@ import { ADMIN_EXPORT_PATH, ADMIN_WAITLIST_PATH } from '../../src/shared/admin/w
 import { CONFIRM_API_PATH } from '../../src/shared/waitlist/consent-contract.js';
 import { SIGNUP_PATH } from '../../src/shared/waitlist/signup-contract.js';
 import { createScratchPostgres, TEST_REDIS_URL, type ScratchPostgres } from '../support/databases.js';
-import { freePorts, runProcess, startInstance, stopInstance, waitHealthy, type Instance } from '../support/server-process.js';
+import { runProcess, startInstance, stopInstance, waitHealthy, type Instance } from '../support/server-process.js';
 import { signIn } from '../support/sign-in.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp.js';
 
@@ -111,10 +111,10 @@ describe('the bundled production server (npm run build)', () => {
     }
     const smtp: TestSmtpServer = await startSmtpServer();
     cleanups.push(() => smtp.close());
-    const [port] = await freePorts();
     const email = `bundle-${randomBytes(4).toString('hex')}@example.com`;
     const admin = `admin-${randomBytes(4).toString('hex')}@example.com`;
-    const publicUrl = `http://127.0.0.1:${port}`;
+    // The links' origin (the server's own is known only once it listens; nothing here follows a link to it).
+    const publicUrl = 'https://waitlist.example.com';
     const env: Record<string, string> = {
       DATABASE_URL: scratch ? scratch.url : `file:${path.join(dir, 'bundle.db')}`,
       ...(postgres ? { REDIS_URL: TEST_REDIS_URL! } : {}),
@@ -127,7 +127,7 @@ describe('the bundled production server (npm run build)', () => {
     };
 
     // On an empty database: the bundled server runs the migrations itself.
-    const server: Instance = startInstance('bundled', port, env, { build: true });
+    const server: Instance = startInstance('bundled', env, { build: true });
     cleanups.push(() => stopInstance(server));
     await waitHealthy(server);
 

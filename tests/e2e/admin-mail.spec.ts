@@ -1,5 +1,4 @@
 import type { Browser, Page, Route } from '@playwright/test';
-import { E2E_BASE_URL } from '../../playwright.config.js';
 import type { MailStatus, OutboxMessageView } from '../../src/shared/admin/mail-api.js';
 import type { InviteResult } from '../../src/shared/admin/waitlist-api.js';
 import { NO_CONSENT_RECORD, type EntryStatus, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
@@ -448,15 +447,17 @@ test.describe('e-mail on (a second server with a real SMTP server)', () => {
     smtp = await startSmtpServer({
       answer: (mail) => (refuse && mail.to.some((to) => to.startsWith('bounce-')) ? { code: 550, message: '5.1.1 Recipient address rejected: User unknown' } : undefined),
     });
-    const port = Number(new URL(E2E_BASE_URL).port) + 2;
-    server = await startE2eServer(port, {
-      E2E_ADMIN_EMAIL: admin.email,
-      E2E_ADMIN_PASSWORD: admin.password,
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Meridian <hello@meridian-markets.example>',
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      SIGNUP_RATE_LIMIT_MAX: '10000',
-    });
+    // PUBLIC_URL: the server's own origin (startE2eServer's `publicUrl`).
+    server = await startE2eServer(
+      {
+        E2E_ADMIN_EMAIL: admin.email,
+        E2E_ADMIN_PASSWORD: admin.password,
+        SMTP_URL: smtp.url,
+        MAIL_FROM: 'Meridian <hello@meridian-markets.example>',
+        SIGNUP_RATE_LIMIT_MAX: '10000',
+      },
+      { publicUrl: true },
+    );
   });
 
   test.afterAll(async () => {

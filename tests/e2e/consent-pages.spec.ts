@@ -6,7 +6,6 @@ import { siteContent } from '../../src/shared/site/content.js';
 import { LINK_ERRORS, PREFERENCES_API_PATH } from '../../src/shared/waitlist/consent-contract.js';
 import type { EntryStatus } from '../../src/shared/waitlist/entry.js';
 import { mailParts } from '../support/mime.js';
-import { freePorts } from '../support/server-process.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp.js';
 import { signIn } from '../support/sign-in.js';
 import { sessionStorageState } from './fixtures.js';
@@ -35,17 +34,19 @@ test.describe.configure({ mode: 'serial', timeout: 120_000 });
 
 test.beforeAll(async () => {
   smtp = await startSmtpServer();
-  const [port] = await freePorts();
-  server = await startE2eServer(port, {
-    SMTP_URL: smtp.url,
-    MAIL_FROM: 'Meridian Private Markets <hello@meridian-markets.example>',
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    SIGNUP_CONFIRMATION: 'required',
-    AUTH_SECRET_KEY: secretKey.toString('base64'),
-    E2E_ADMIN_EMAIL: admin.email,
-    E2E_ADMIN_PASSWORD: admin.password,
-    SIGNUP_RATE_LIMIT_MAX: '10000',
-  });
+  // PUBLIC_URL, which the e-mails' links start with: the server's own origin (startE2eServer's `publicUrl`).
+  server = await startE2eServer(
+    {
+      SMTP_URL: smtp.url,
+      MAIL_FROM: 'Meridian Private Markets <hello@meridian-markets.example>',
+      SIGNUP_CONFIRMATION: 'required',
+      AUTH_SECRET_KEY: secretKey.toString('base64'),
+      E2E_ADMIN_EMAIL: admin.email,
+      E2E_ADMIN_PASSWORD: admin.password,
+      SIGNUP_RATE_LIMIT_MAX: '10000',
+    },
+    { publicUrl: true },
+  );
 });
 
 test.afterAll(async () => {

@@ -1,10 +1,12 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import { expect, type Page } from '@playwright/test';
 import { Secret, TOTP } from 'otpauth';
+import { e2eServerEnv } from '../support/e2e-server.js';
+
+export { startE2eServer, type E2eServer } from '../support/e2e-server.js';
 
 /**
  * Helpers of the MFA end-to-end tests: TOTP codes computed from the secret the page shows (with
@@ -37,69 +39,14 @@ export function wrongTotpCode(secret: string): string {
 
 export const uniqueAdminEmail = (label: string) => `${label}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
 
-/** The environment the e2e server (scripts/e2e-server.mjs) gives the app for a data directory. */
-function serverEnv(dataDir: string): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    DATABASE_URL: `file:${path.join(dataDir, 'e2e.db')}`,
-    AUTH_SECRET_KEY_FILE: path.join(dataDir, 'auth-secret.key'),
-    LOG_LEVEL: 'warn',
-  };
-}
-
 /** Creates an admin in the database of the e2e server whose data directory is `dataDir`, with the production CLI. */
 export function createAdmin(dataDir: string, email: string, password: string): void {
   const created = spawnSync(process.execPath, [path.resolve('dist/server/cli/admin.js'), 'create', email], {
-    env: serverEnv(dataDir),
+    env: e2eServerEnv(dataDir),
     input: `${password}\n`,
     encoding: 'utf8',
   });
   if (created.status !== 0) throw new Error(`could not create ${email}:\n${created.stdout}${created.stderr}`);
-}
-
-export interface E2eServer {
-  baseUrl: string;
-  dataDir: string;
-  stop(): Promise<void>;
-}
-
-/**
- * Starts another e2e server (the production build on a fresh database, through scripts/e2e-server.mjs)
- * on `port`, with extra environment such as ADMIN_MFA=required, and waits until it answers /healthz.
- */
-export async function startE2eServer(port: number, env: Record<string, string>): Promise<E2eServer> {
-  const dataDir = path.join(os.tmpdir(), `waitlist-e2e-${port}`);
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(process.execPath, ['scripts/e2e-server.mjs'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', E2E_DATA_DIR: dataDir, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the e2e server on port ${port} exited:\n${stderr}`);
-    const up = await fetch(`${baseUrl}/healthz`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (up) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGTERM');
-      throw new Error(`the e2e server on port ${port} did not start:\n${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return {
-    baseUrl,
-    dataDir,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
 }
 
 export async function expectToast(page: Page, title: string, description?: string | RegExp) {

@@ -243,8 +243,7 @@ test.describe('ADMIN_MFA=required (a second server)', () => {
   let server: E2eServer;
 
   test.beforeAll(async () => {
-    const port = Number(new URL(E2E_BASE_URL).port) + 1;
-    server = await startE2eServer(port, { ADMIN_MFA: 'required', E2E_ADMIN_EMAIL: admin.email, E2E_ADMIN_PASSWORD: admin.password });
+    server = await startE2eServer({ ADMIN_MFA: 'required', E2E_ADMIN_EMAIL: admin.email, E2E_ADMIN_PASSWORD: admin.password });
   });
 
   test.afterAll(async () => {

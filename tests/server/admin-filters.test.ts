@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auditEmailHash, listAudit } from '../../src/server/audit/audit-log.js';
-import { createAdmin } from '../../src/server/auth/admins.js';
 import { CompiledQuery, sql } from 'kysely';
 import { matching } from '../../src/server/db/waitlist-filter.js';
 import { ID_CHUNK_SIZE } from '../../src/server/db/waitlist-keyset.js';
@@ -26,16 +25,14 @@ import { readCsvRecords } from '../../src/server/csv/read-records.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { waitlistEntry } from '../support/entries.js';
-import { signIn } from '../support/sign-in.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { createAdminTestApp, TEST_ADMIN as ADMIN } from '../support/admin-app.js';
+import type { TestApp } from '../support/test-app.js';
 
 /**
  * The admin's search and filters on the server (issue 10; contracts: src/shared/admin/waitlist-filter.ts
  * and waitlist-api.ts): every filter, alone and combined, on the list, its counts, select-all delete
  * and export, against known data on both databases, through the real app and a real sign-in.
  */
-
-const ADMIN = { email: 'admin@example.com', password: 'correct horse battery staple' };
 
 let t: TestApp;
 let token: string;
@@ -119,9 +116,7 @@ function fixture() {
 
 describe.each(TEST_DIALECTS)('admin search and filters (%s)', (dialect: TestDialect) => {
   beforeEach(async () => {
-    t = await createTestApp({}, { dialect });
-    await createAdmin(t.app.database.db, ADMIN.email, ADMIN.password);
-    token = (await signIn(t.app, ADMIN)).access_token;
+    ({ t, token } = await createAdminTestApp({}, { dialect }));
   });
   afterEach(async () => {
     await t?.close();

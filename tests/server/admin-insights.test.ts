@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createAdmin } from '../../src/server/auth/admins.js';
+import { describe, expect, it } from 'vitest';
 import { toIsoTimestamp } from '../../src/server/db/database.js';
 import { INSIGHTS_MAX_RANGE_DAYS, seriesBuckets, seriesRange } from '../../src/server/insights/panel.js';
 import {
@@ -14,9 +13,8 @@ import { entryMatchesFilter, filterToSearchParams, NONE_VALUE, type WaitlistFilt
 import { ENTRY_STATUSES, type EntryStatus, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { waitlistEntry } from '../support/entries.js';
-import { signIn } from '../support/sign-in.js';
-import { startSmtpServer } from '../support/smtp.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { cleanupsAfterEach, createAdminTestApp, mailEnv, startTestSmtp } from '../support/admin-app.js';
+import type { TestApp } from '../support/test-app.js';
 
 /**
  * GET /api/admin/waitlist/insights (contract: waitlistInsightsSchema in src/shared/admin/waitlist-api.ts):
@@ -24,13 +22,9 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
  * of the same rows (and by hand where it matters).
  */
 
-const ADMIN = { email: 'admin@example.com', password: 'correct horse battery staple' };
 const DAY_MS = 86_400_000;
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 interface Harness {
   t: TestApp;
@@ -41,14 +35,12 @@ async function harness(dialect: TestDialect, confirmation: 'off' | 'required' = 
   let env: Record<string, string> = {};
   if (confirmation === 'required') {
     // Double opt-in needs e-mail configured.
-    const smtp = await startSmtpServer();
-    cleanups.push(() => smtp.close());
-    env = { SMTP_URL: smtp.url, MAIL_FROM: 'Product <hello@example.com>', PUBLIC_URL: 'https://waitlist.example.com', SIGNUP_CONFIRMATION: 'required' };
+    const smtp = await startTestSmtp(cleanups);
+    env = { ...mailEnv(smtp.url), SIGNUP_CONFIRMATION: 'required' };
   }
-  const t = await createTestApp(env, { dialect, mailWorker: { pollIntervalMs: 3_600_000 } });
+  const { t, token } = await createAdminTestApp(env, { dialect, mailWorker: { pollIntervalMs: 3_600_000 } });
   cleanups.push(() => t.close());
-  await createAdmin(t.app.database.db, ADMIN.email, ADMIN.password);
-  return { t, token: (await signIn(t.app, ADMIN)).access_token };
+  return { t, token };
 }
 
 async function insights(h: Harness, filter: WaitlistFilter = {}): Promise<WaitlistInsights> {

@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/server/audit/audit-log.js';
-import { createAdmin } from '../../src/server/auth/admins.js';
 import { toIsoTimestamp } from '../../src/server/db/database.js';
 import { ADMIN_INVITE_PATH, ADMIN_MAX_IDS, inviteResultSchema, type InviteResult } from '../../src/shared/admin/waitlist-api.js';
 import { emailContent, siteContent } from '../../src/shared/site/content.js';
 import { NO_CONSENT_RECORD, type EntryStatus, type WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
-import { signIn } from '../support/sign-in.js';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { cleanupsAfterEach, createAdminTestApp, mailEnv, startTestSmtp, TEST_ADMIN as ADMIN } from '../support/admin-app.js';
+import type { TestSmtpServer } from '../support/smtp.js';
+import type { TestApp } from '../support/test-app.js';
 
 /**
  * POST /api/admin/waitlist/invite (contract: src/shared/admin/waitlist-api.ts): joined and
@@ -18,15 +17,9 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
  * the rest is skipped and counted. Real databases, a real SMTP server for the e-mail-on app.
  */
 
-const ADMIN = { email: 'admin@example.com', password: 'correct horse battery staple' };
-const PUBLIC_URL = 'https://waitlist.example.com';
-const MAIL_FROM = 'Product <hello@example.com>';
 const INVITE_SUBJECT = emailContent.invite.subject.replaceAll('{productName}', siteContent.productName);
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 interface Harness {
   t: TestApp;
@@ -35,16 +28,14 @@ interface Harness {
 }
 
 async function harness(dialect: TestDialect, mail: boolean): Promise<Harness> {
-  const smtp = mail ? await startSmtpServer() : null;
-  if (smtp) cleanups.push(() => smtp.close());
-  const t = await createTestApp(
-    smtp ? { SMTP_URL: smtp.url, MAIL_FROM, PUBLIC_URL } : {},
+  const smtp = mail ? await startTestSmtp(cleanups) : null;
+  const { t, token } = await createAdminTestApp(
+    smtp ? mailEnv(smtp.url) : {},
     // No polling by itself: what is queued stays visible to the assertions until a test drains it.
     { dialect, mailWorker: { pollIntervalMs: 3_600_000 } },
   );
   cleanups.push(() => t.close());
-  await createAdmin(t.app.database.db, ADMIN.email, ADMIN.password);
-  return { t, token: (await signIn(t.app, ADMIN)).access_token, smtp };
+  return { t, token, smtp };
 }
 
 function invite(h: Harness, body: unknown, auth: string | null = `Bearer ${h.token}`) {

@@ -3,18 +3,15 @@ import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from 'node:zlib'
 import { decodeJwt } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auditEmailHash, listAudit } from '../../src/server/audit/audit-log.js';
-import { createAdmin } from '../../src/server/auth/admins.js';
 import { signAccessToken } from '../../src/server/auth/tokens.js';
 import { ADMIN_DELETE_MATCHING_PATH, ADMIN_INSIGHTS_PATH, ADMIN_WAITLIST_PATH, type WaitlistPage } from '../../src/shared/admin/waitlist-api.js';
 import { formatDateJoined } from '../../src/shared/waitlist/display.js';
 import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { NO_ATTRIBUTION } from '../../src/shared/waitlist/attribution.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
-import { signIn } from '../support/sign-in.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { createAdminTestApp, TEST_ADMIN as ADMIN } from '../support/admin-app.js';
+import type { TestApp } from '../support/test-app.js';
 import { NO_CONSENT_RECORD } from '../../src/shared/waitlist/entry.js';
-
-const ADMIN = { email: 'admin@example.com', password: 'correct horse battery staple' };
 
 let t: TestApp;
 let token: string;
@@ -58,9 +55,7 @@ function records(body: string): string[] {
 describe.each(TEST_DIALECTS)('admin waitlist API (%s)', (dialect: TestDialect) => {
   // A fresh app on a fresh database per test (a scratch PostgreSQL database copied from the migrated template).
   beforeEach(async () => {
-    t = await createTestApp({}, { dialect });
-    await createAdmin(t.app.database.db, ADMIN.email, ADMIN.password);
-    token = (await signIn(t.app, ADMIN)).access_token;
+    ({ t, token } = await createAdminTestApp({}, { dialect }));
   });
   afterEach(async () => {
     await t?.close();

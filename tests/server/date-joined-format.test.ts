@@ -1,133 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { DateJoinedTexts } from '../../src/server/export/dates.js';
 import { formatDateJoined } from '../../src/shared/waitlist/display.js';
+import { intlDateJoined as exact } from '../support/intl-date-joined.js';
 
 /**
  * Date Joined as the admin table writes it (formatDateJoined) and as the export writes it (its
  * texts made a UTC hour at a time, export/dates.ts, instead of calling Intl for every row). Both
  * must read exactly like Intl's own en-US format, in every zone, including those whose offset
  * changed at odd times: St. John's (changes at 00:01 local), Lord Howe (30-minute DST), Kathmandu
- * and Chatham (:45 offsets), and Monrovia and Amsterdam (offsets with seconds before 1940).
+ * and Chatham (:45 offsets), and Monrovia and Amsterdam (offsets with seconds before 1940). The
+ * sweeps over every minute around offset changes and over every zone are *.slow.test.ts files
+ * beside this one (`npm run test:slow`).
  */
-const ZONES = [
-  undefined,
-  'UTC',
-  'Europe/Berlin',
-  'America/New_York',
-  'America/St_Johns',
-  'Australia/Lord_Howe',
-  'Asia/Kathmandu',
-  'Pacific/Chatham',
-  'Africa/Monrovia',
-  'Europe/Amsterdam',
-  'Asia/Kolkata',
-  // Local mean times with seconds that changed to whole offsets inside a quarter hour.
-  'Africa/Ndjamena',
-  'America/Anchorage',
-  'America/Glace_Bay',
-  'Pacific/Gambier',
-  // Whole days skipped across the date line (Kiritimati 1994-12-31, Apia 2011-12-30).
-  'Pacific/Kiritimati',
-  'Pacific/Apia',
-];
-
-function exact(timeZone: string | undefined): Intl.DateTimeFormat {
-  return new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numeric', year: 'numeric', hour: '2-digit', minute: '2-digit', ...(timeZone ? { timeZone } : {}) });
-}
-
 describe('formatDateJoined', () => {
-  it.each(ZONES)('reads exactly as Intl does over a century and every minute around offset changes (%s)', (zone) => {
-    const intl = exact(zone);
-    const texts = new DateJoinedTexts(zone);
-    const mismatches: string[] = [];
-    let checks = 0;
-    const check = (time: number) => {
-      const iso = new Date(time).toISOString();
-      const expected = intl.format(new Date(time));
-      // formatDateJoined makes a formatter per call (~0.1 ms): every 50th time is asked of it too.
-      for (const actual of checks++ % 50 === 0 ? [formatDateJoined(iso, zone), texts.at(time)] : [texts.at(time)]) {
-        if (actual !== expected && mismatches.length < 5) mismatches.push(`${iso}: ${actual} != ${expected}`);
-      }
-    };
-    const days = ['1900-08-20', '1902-06-15', '1911-12-31', '1912-10-01', '1919-03-01', '1937-07-01', '1989-04-02', '1994-10-30', '2026-03-29', '2026-04-05', '2026-10-04', '2026-10-25', '2026-11-01', '1994-12-31', '2011-12-30'];
-    // Every minute (and its last millisecond) of the days around known changes, newest first as an
-    // export reads them (a new hour is met at its end), before anything else fills the cache.
-    for (const day of days) {
-      const start = Date.parse(`${day}T00:00:00Z`) - 86_400_000;
-      for (let t = start + 3 * 86_400_000 - 60_000; t >= start; t -= 60_000) {
-        check(t + 59_999);
-        check(t);
-      }
-    }
-    // A century and more in uneven steps (every hour of the day and second of the minute comes up).
-    for (let t = Date.parse('1895-01-01T00:00:00Z'); t < Date.parse('2030-01-01T00:00:00Z'); t += 86_400_000 + 3_659_013) check(t);
-    // The same days oldest first, with the blocks cached.
-    for (const day of days) {
-      const start = Date.parse(`${day}T00:00:00Z`) - 86_400_000;
-      for (let t = start; t < start + 3 * 86_400_000; t += 60_000) {
-        check(t);
-        check(t + 59_999);
-      }
-    }
-    expect(mismatches).toEqual([]);
-  });
 
-  it('reads exactly as Intl does in every zone Intl knows, every day of three years and every quarter hour of the days an offset changes', () => {
-    const mismatches: string[] = [];
-    const from = Date.parse('2025-01-01T00:00:00Z');
-    const until = Date.parse('2028-01-01T00:00:00Z');
-    for (const zone of Intl.supportedValuesOf('timeZone')) {
-      const intl = exact(zone);
-      const texts = new DateJoinedTexts(zone);
-      const offsetText = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' });
-      const offset = (time: number) => offsetText.formatToParts(new Date(time)).find((part) => part.type === 'timeZoneName')?.value;
-      const check = (time: number) => {
-        const expected = intl.format(new Date(time));
-        const actual = texts.at(time);
-        if (actual !== expected && mismatches.length < 10) mismatches.push(`${zone} ${new Date(time).toISOString()}: ${actual} != ${expected}`);
-      };
-      // Newest first, as an export reads them.
-      let next = offset(until);
-      for (let day = until - 86_400_000; day >= from; day -= 86_400_000) {
-        const start = offset(day);
-        const changes = start !== next;
-        next = start;
-        if (changes) {
-          for (let t = day + 86_400_000 - 900_000; t >= day; t -= 900_000) {
-            check(t + 899_999);
-            check(t + 60_000);
-            check(t);
-          }
-        } else {
-          check(day + ((day / 1000) * 7919) % 86_400_000);
-        }
-      }
-    }
-    expect(mismatches).toEqual([]);
-    // ~2 million Intl calls: 7 s alone on two cores, more beside the other test files.
-  }, 120_000);
-
-  it('reads exactly as Intl does in the first centuries, before year 1 and across 1582 (the Gregorian calendar)', () => {
-    for (const zone of ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata']) {
-      const intl = exact(zone);
-      const texts = new DateJoinedTexts(zone);
-      const mismatches: string[] = [];
-      let checks = 0;
-      const check = (time: number) => {
-        const expected = intl.format(new Date(time));
-        for (const actual of checks++ % 50 === 0 ? [formatDateJoined(new Date(time).toISOString(), zone), texts.at(time)] : [texts.at(time)]) {
-          if (actual !== expected && mismatches.length < 5) mismatches.push(`${new Date(time).toISOString()}: ${actual} != ${expected}`);
-        }
-      };
-      for (let t = Date.parse('-000100-01-01T00:00:00Z'); t < Date.parse('0200-01-01T00:00:00Z'); t += 3 * 86_400_000 + 3_659_013) check(t);
-      for (let t = Date.parse('1500-01-01T00:00:00Z'); t < Date.parse('1700-01-01T00:00:00Z'); t += 3 * 86_400_000 + 3_659_013) check(t);
-      for (const day of ['0000-12-31', '0001-01-01', '1582-10-04', '1582-10-15']) {
-        const start = Date.parse(`${day}T00:00:00Z`) - 86_400_000;
-        for (let t = start + 3 * 86_400_000 - 900_000; t >= start; t -= 900_000) check(t + 60_000);
-      }
-      expect(mismatches, zone).toEqual([]);
-    }
-  });
 
   it('reads every ISO form as Date.parse does, the canonical one included, with zones taking turns', () => {
     const forms = [

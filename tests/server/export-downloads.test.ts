@@ -25,7 +25,8 @@ import type { WaitlistEntry } from '../../src/shared/waitlist/entry.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { waitlistEntry } from '../support/entries.js';
 import { signIn } from '../support/sign-in.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import type { TestApp } from '../support/test-app.js';
+import { createAdminTestApp, TEST_ADMIN as ADMIN } from '../support/admin-app.js';
 
 /**
  * Export downloads by ticket (export/tickets.ts, the admin page's Export buttons): the
@@ -33,7 +34,6 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
  * ticket, and the outcome told to its admin. On both databases.
  */
 
-const ADMIN = { email: 'admin@example.com', password: 'correct horse battery staple' };
 const OTHER = { email: 'other@example.com', password: 'another correct horse battery' };
 
 let t: TestApp;
@@ -95,9 +95,7 @@ async function exportAudits() {
 
 describe.each(TEST_DIALECTS)('export downloads by ticket (%s)', (dialect: TestDialect) => {
   beforeEach(async () => {
-    t = await createTestApp({}, { dialect });
-    await createAdmin(t.app.database.db, ADMIN.email, ADMIN.password);
-    token = (await signIn(t.app, ADMIN)).access_token;
+    ({ t, token } = await createAdminTestApp({}, { dialect }));
   });
   afterEach(async () => {
     await t?.close();

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/server/audit/audit-log.js';
-import { createAdmin } from '../../src/server/auth/admins.js';
 import { findOutboxMessage } from '../../src/server/mail/outbox.js';
 import {
   ADMIN_MAIL_PATH,
@@ -12,20 +11,14 @@ import {
   type OutboxPage,
 } from '../../src/shared/admin/mail-api.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
-import { signIn } from '../support/sign-in.js';
-import { startSmtpServer, type SmtpAnswer, type TestSmtpServer } from '../support/smtp.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { cleanupsAfterEach, createAdminTestApp, drainOutbox, mailEnv, startTestSmtp, TEST_ADMIN as ADMIN, TEST_MAIL_FROM as MAIL_FROM } from '../support/admin-app.js';
+import type { SmtpAnswer, TestSmtpServer } from '../support/smtp.js';
+import type { TestApp } from '../support/test-app.js';
 
 /** The admin e-mail API (src/shared/admin/mail-api.ts) against a real SMTP server. */
 
-const ADMIN = { email: 'admin@example.com', password: 'correct horse battery staple' };
-const PUBLIC_URL = 'https://waitlist.example.com';
-const MAIL_FROM = 'Product <hello@example.com>';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 interface Ctx {
   t: TestApp;
@@ -37,14 +30,11 @@ async function setUp(dialect: TestDialect, options: { mail?: boolean; answer?: (
   let server: TestSmtpServer | null = null;
   let env: Record<string, string> = options.env ?? {};
   if (options.mail !== false) {
-    server = await startSmtpServer({ answer: (mail, index) => options.answer?.(mail.to[0]!, index) });
-    cleanups.push(() => server!.close());
-    env = { SMTP_URL: server.url, MAIL_FROM, PUBLIC_URL, ...env };
+    server = await startTestSmtp(cleanups, { answer: (mail, index) => options.answer?.(mail.to[0]!, index) });
+    env = { ...mailEnv(server.url), ...env };
   }
-  const t = await createTestApp(env, { dialect, mailWorker: { pollIntervalMs: 3_600_000, backoffMs: () => 0 } });
+  const { t, token } = await createAdminTestApp(env, { dialect, mailWorker: { pollIntervalMs: 3_600_000, backoffMs: () => 0 } });
   cleanups.push(() => t.close());
-  await createAdmin(t.app.database.db, ADMIN.email, ADMIN.password);
-  const token = (await signIn(t.app, ADMIN)).access_token;
   return { t, token, server };
 }
 
@@ -58,18 +48,13 @@ function call(ctx: Ctx, method: 'GET' | 'POST', url: string, options: { body?: u
   });
 }
 
-async function drain(t: TestApp): Promise<void> {
-  for (let i = 0; i < 50; i++) if ((await t.app.mail.worker!.runOnce()) === 0) return;
-  throw new Error('the outbox did not drain');
-}
-
 const message = (to: string) => ({ kind: 'test', to, subject: `Hello ${to}`, text: 'Plain words.\n', html: '<p>Plain words.</p>' });
 
 describe.each(TEST_DIALECTS)('admin e-mail API (%s)', (dialect: TestDialect) => {
   it('401 without a valid token on every route; nothing changed', async () => {
     const ctx = await setUp(dialect, { answer: () => ({ code: 550, message: 'No such user' }) });
     const queued = (await ctx.t.app.mail.enqueue(ctx.t.app.database.db, message('x@example.com')))!;
-    await drain(ctx.t);
+    await drainOutbox(ctx.t);
     for (const auth of [null, 'Bearer not-a-token', 'Basic YWRtaW46YWRtaW4=']) {
       for (const [method, url, body] of [
         ['GET', ADMIN_MAIL_PATH, undefined],
@@ -109,7 +94,7 @@ describe.each(TEST_DIALECTS)('admin e-mail API (%s)', (dialect: TestDialect) => 
     });
     const db = ctx.t.app.database.db;
     for (const to of ['a@example.com', 'b@example.com', 'c@example.com', 'bounce@example.com']) await ctx.t.app.mail.enqueue(db, message(to));
-    await drain(ctx.t);
+    await drainOutbox(ctx.t);
     // One due tomorrow (written with its time in one transaction: the worker never sees it due).
     await db.transaction().execute(async (trx) => {
       const { id } = (await ctx.t.app.mail.enqueue(trx, message('later@example.com')))!;
@@ -135,12 +120,12 @@ describe.each(TEST_DIALECTS)('admin e-mail API (%s)', (dialect: TestDialect) => 
       await ctx.t.app.mail.enqueue(db, message(i === 2 ? 'bounce@example.com' : `single${i}@example.com`));
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    await drain(ctx.t);
+    await drainOutbox(ctx.t);
     await ctx.t.app.mail.enqueueMany(
       db,
       Array.from({ length: 25 }, (_, i) => ({ kind: 'invite', to: `many${i}@example.com`, subject: 'Invite', template: 'unregistered', data: {} })),
     );
-    await drain(ctx.t);
+    await drainOutbox(ctx.t);
 
     const all: OutboxMessageView[] = [];
     let cursor: string | null = null;
@@ -216,7 +201,7 @@ describe.each(TEST_DIALECTS)('admin e-mail API (%s)', (dialect: TestDialect) => 
     const db = ctx.t.app.database.db;
     const failed = (await ctx.t.app.mail.enqueue(db, message('flaky@example.com')))!;
     const sent = (await ctx.t.app.mail.enqueue(db, message('fine@example.com')))!;
-    await drain(ctx.t);
+    await drainOutbox(ctx.t);
     expect(await findOutboxMessage(db, failed.id)).toMatchObject({ status: 'failed', attempts: 1 });
     expect(ctx.server!.messages.map((m) => m.to[0])).toEqual(['fine@example.com']);
 
@@ -227,7 +212,7 @@ describe.each(TEST_DIALECTS)('admin e-mail API (%s)', (dialect: TestDialect) => 
     const [entry] = await listAudit(db, 1);
     expect(entry).toMatchObject({ action: 'mail_retry', actorEmail: ADMIN.email, detail: { count: 1, requested: 4, ids: [failed.id] } });
 
-    await drain(ctx.t);
+    await drainOutbox(ctx.t);
     expect(ctx.server!.messages.map((m) => m.to[0])).toEqual(['fine@example.com', 'flaky@example.com']);
     const flaky = ctx.server!.messages[1]!;
     expect(flaky.header('message-id')).toBe(failed.messageId);
@@ -236,7 +221,7 @@ describe.each(TEST_DIALECTS)('admin e-mail API (%s)', (dialect: TestDialect) => 
 
     // A second retry of the now-sent message changes nothing.
     expect((await call(ctx, 'POST', ADMIN_OUTBOX_RETRY_PATH, { body: { ids: [failed.id] } })).json()).toEqual({ retried: 0 });
-    await drain(ctx.t);
+    await drainOutbox(ctx.t);
     expect(ctx.server!.messages).toHaveLength(2);
   });
 
@@ -244,7 +229,7 @@ describe.each(TEST_DIALECTS)('admin e-mail API (%s)', (dialect: TestDialect) => 
     const ctx = await setUp(dialect, { answer: () => ({ code: 550, message: 'Mailbox full' }) });
     const db = ctx.t.app.database.db;
     const failed = (await ctx.t.app.mail.enqueue(db, message('full@example.com')))!;
-    await drain(ctx.t);
+    await drainOutbox(ctx.t);
     // The worker is stopped, so the row stays as the retry left it.
     await ctx.t.app.mail.worker!.stop();
     expect((await call(ctx, 'POST', ADMIN_OUTBOX_RETRY_PATH, { body: { ids: [failed.id] } })).json()).toEqual({ retried: 1 });

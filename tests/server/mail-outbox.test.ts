@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/server/config.js';
 import { openDatabase, type DatabaseHandle } from '../../src/server/db/database.js';
 import { claimDueMail, enqueueMail, findOutboxMessage, renewLease } from '../../src/server/mail/outbox.js';
@@ -6,22 +6,12 @@ import { defaultBackoffMs } from '../../src/server/mail/worker.js';
 import { classifySendError } from '../../src/server/mail/transport.js';
 import type { MailWorkerOverrides } from '../../src/server/mail/index.js';
 import { TEST_DIALECTS, describeWhen, type TestDialect } from '../support/databases.js';
-import { startSmtpServer, unusedPort, type SmtpAnswer, type TestSmtpServer } from '../support/smtp.js';
+import { cleanupsAfterEach, createMailTestApp, drainOutbox, startTestSmtp, TEST_MAIL_FROM as MAIL_FROM, TEST_PUBLIC_URL as PUBLIC_URL } from '../support/admin-app.js';
+import { unusedPort, type SmtpAnswer, type TestSmtpServer } from '../support/smtp.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
-const PUBLIC_URL = 'https://waitlist.example.com';
-const MAIL_FROM = 'Product <hello@example.com>';
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-
-async function smtp(options: Parameters<typeof startSmtpServer>[0] = {}): Promise<TestSmtpServer> {
-  const server = await startSmtpServer(options);
-  cleanups.push(() => server.close());
-  return server;
-}
+const cleanups = cleanupsAfterEach();
+const smtp = (options: Parameters<typeof startTestSmtp>[1] = {}): Promise<TestSmtpServer> => startTestSmtp(cleanups, options);
 
 /** A clock the test moves; the worker and enqueue read it. */
 function testClock() {
@@ -29,26 +19,10 @@ function testClock() {
   return { now: () => new Date(t), advance: (ms: number) => (t += ms) };
 }
 
-async function mailApp(
-  dialect: TestDialect,
-  smtpUrl: string,
-  worker: MailWorkerOverrides = {},
-  env: Record<string, string> = {},
-): Promise<TestApp> {
-  const t = await createTestApp(
-    { SMTP_URL: smtpUrl, MAIL_FROM, PUBLIC_URL, ...env },
-    // No polling by itself: the tests drive passes with runOnce (enqueue still wakes the worker).
-    { dialect, mailWorker: { pollIntervalMs: 3_600_000, ...worker } },
-  );
-  cleanups.push(() => t.close());
-  return t;
-}
-
-/** Passes until one claims nothing. */
-async function drain(t: TestApp): Promise<void> {
-  for (let i = 0; i < 50; i++) if ((await t.app.mail.worker!.runOnce()) === 0) return;
-  throw new Error('the outbox did not drain');
-}
+// No polling by itself: the tests drive passes with runOnce (enqueue still wakes the worker).
+const mailApp = (dialect: TestDialect, smtpUrl: string, worker: MailWorkerOverrides = {}, env: Record<string, string> = {}): Promise<TestApp> =>
+  createMailTestApp(cleanups, dialect, smtpUrl, worker, env);
+const drain = drainOutbox;
 
 const message = (to = 'you@example.com') => ({ kind: 'test', to, subject: 'Hello', text: 'Plain words.\n' });
 

@@ -6,7 +6,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/server/db/database.
 import { migrateToLatest } from '../../src/server/db/migrate.js';
 import { enqueueMail } from '../../src/server/mail/outbox.js';
 import { createScratchPostgres, describeWhen, type ScratchPostgres } from '../support/databases.js';
-import { freePorts, startInstance, stopInstance, waitHealthy, type Instance } from '../support/server-process.js';
+import { startInstance, stopInstance, waitHealthy, type Instance } from '../support/server-process.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp.js';
 
 /**
@@ -69,8 +69,7 @@ describe('the outbox across server processes', () => {
     await migrateToLatest(handle.db);
     const queued = await enqueueMany(handle, 60, 'kill');
 
-    const [port] = await freePorts();
-    const first = startInstance('first', port, mailEnv(smtp, `file:${file}`, dir));
+    const first = startInstance('first', mailEnv(smtp, `file:${file}`, dir));
     cleanups.push(() => stopInstance(first));
     await waitHealthy(first, 60_000);
     await until(() => smtp.messages.length >= 8, 30_000, 'the first messages');
@@ -89,7 +88,7 @@ describe('the outbox across server processes', () => {
     expect(queued.length - sentRows.length).toBeGreaterThan(0); // the kill left work undone
     await handle.db.updateTable('mail_outbox').set({ lease_until: new Date(Date.now() - 1000).toISOString() }).where('status', '=', 'sending').execute();
 
-    const second = startInstance('second', port, mailEnv(smtp, `file:${file}`, dir));
+    const second = startInstance('second', mailEnv(smtp, `file:${file}`, dir));
     cleanups.push(() => stopInstance(second));
     await waitHealthy(second, 60_000);
     await until(() => new Set(receivedIds(smtp)).size === queued.length, 60_000, 'every message');
@@ -129,10 +128,9 @@ describe('the outbox across server processes', () => {
       cleanups.push(() => handle.close());
       await migrateToLatest(handle.db);
 
-      const [portA, portB] = await freePorts();
       const env = mailEnv(smtp, scratch.url, dir);
-      const a: Instance = startInstance('a', portA, env);
-      const b: Instance = startInstance('b', portB, env);
+      const a: Instance = startInstance('a', env);
+      const b: Instance = startInstance('b', env);
       cleanups.push(() => stopInstance(a), () => stopInstance(b));
       await Promise.all([waitHealthy(a, 60_000), waitHealthy(b, 60_000)]);
 

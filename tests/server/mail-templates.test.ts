@@ -1,37 +1,19 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { enqueueMail, findOutboxMessage, purgeExpiredMail, type TemplatedMessage, type TemplateRenderer } from '../../src/server/mail/outbox.js';
 import type { MailWorkerOverrides } from '../../src/server/mail/index.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { mailParts } from '../support/mime.js';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp.js';
+import { cleanupsAfterEach, createMailTestApp, drainOutbox, startTestSmtp, TEST_MAIL_FROM as MAIL_FROM } from '../support/admin-app.js';
+import type { TestSmtpServer } from '../support/smtp.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /** Templated messages (rendered by the worker at send time), enqueueMany and the outbox retention. */
 
-const PUBLIC_URL = 'https://waitlist.example.com';
-const MAIL_FROM = 'Product <hello@example.com>';
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-
-async function smtp(options: Parameters<typeof startSmtpServer>[0] = {}): Promise<TestSmtpServer> {
-  const server = await startSmtpServer(options);
-  cleanups.push(() => server.close());
-  return server;
-}
-
-async function mailApp(dialect: TestDialect, smtpUrl: string, worker: MailWorkerOverrides = {}, env: Record<string, string> = {}): Promise<TestApp> {
-  const t = await createTestApp({ SMTP_URL: smtpUrl, MAIL_FROM, PUBLIC_URL, ...env }, { dialect, mailWorker: { pollIntervalMs: 3_600_000, ...worker } });
-  cleanups.push(() => t.close());
-  return t;
-}
-
-async function drain(t: TestApp): Promise<void> {
-  for (let i = 0; i < 50; i++) if ((await t.app.mail.worker!.runOnce()) === 0) return;
-  throw new Error('the outbox did not drain');
-}
+const cleanups = cleanupsAfterEach();
+const smtp = (options: Parameters<typeof startTestSmtp>[1] = {}): Promise<TestSmtpServer> => startTestSmtp(cleanups, options);
+const mailApp = (dialect: TestDialect, smtpUrl: string, worker: MailWorkerOverrides = {}, env: Record<string, string> = {}): Promise<TestApp> =>
+  createMailTestApp(cleanups, dialect, smtpUrl, worker, env);
+const drain = drainOutbox;
 
 const templated = (to: string, data: Record<string, unknown> = {}, template = 'greeting'): TemplatedMessage => ({
   kind: 'greeting',

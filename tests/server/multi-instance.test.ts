@@ -8,7 +8,7 @@ import { accountLimitKeys, DEFAULT_REDIS_PREFIX, limitKey } from '../../src/serv
 import { ADMIN_WAITLIST_PATH } from '../../src/shared/admin/waitlist-api.js';
 import { SIGNUP_PATH } from '../../src/shared/waitlist/signup-contract.js';
 import { createScratchPostgres, TEST_REDIS_URL, type ScratchPostgres } from '../support/databases.js';
-import { freePorts, startInstance, stopInstance, waitHealthy, type Instance } from '../support/server-process.js';
+import { startInstance, stopInstance, waitHealthy, type Instance } from '../support/server-process.js';
 import { postPasswordGrant } from '../support/sign-in.js';
 
 /**
@@ -54,7 +54,6 @@ describe('two instances on one PostgreSQL', () => {
 
     beforeAll(async () => {
       scratch = await createScratchPostgres();
-      const [portA, portB] = await freePorts();
       const env = {
         DATABASE_URL: scratch.url,
         REDIS_URL: redis ? REDIS_URL : '',
@@ -63,8 +62,8 @@ describe('two instances on one PostgreSQL', () => {
         AUTH_ACCOUNT_MAX_FAILURES: String(ACCOUNT_MAX_FAILURES),
         AUTH_IP_MAX_ATTEMPTS: '100',
       };
-      a = startInstance('instance A', portA, env);
-      b = startInstance('instance B', portB, env);
+      a = startInstance('instance A', env);
+      b = startInstance('instance B', env);
       await Promise.all([waitHealthy(a), waitHealthy(b)]);
       const handle = openDatabase({ dialect: 'postgres', connectionString: scratch.url });
       try {

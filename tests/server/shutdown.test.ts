@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePorts, startInstance, stopInstance, waitHealthy, type Instance } from '../support/server-process.js';
+import { startInstance, stopInstance, waitHealthy, type Instance } from '../support/server-process.js';
 
 /**
  * SIGTERM while a signup is in flight: the request still completes (201, stored), the process exits
@@ -36,8 +36,7 @@ describe('graceful shutdown', () => {
 
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'waitlist-shutdown-'));
     const dbFile = path.join(dir, 'db.sqlite');
-    const [port] = await freePorts();
-    instance = startInstance('server', port, {
+    instance = startInstance('server', {
       DATABASE_URL: `file:${dbFile}`,
       LOG_LEVEL: 'info',
       TRUST_PROXY: '1',
@@ -54,8 +53,11 @@ describe('graceful shutdown', () => {
     await arrived; // the signup is now waiting on its lookup, inside the server
     const exited = new Promise<number | null>((resolve) => instance!.child.once('exit', (code) => resolve(code)));
     instance.child.kill('SIGTERM');
-    // Give the server a moment to start closing before the lookup answers.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The lookup answers only once the server has started closing (it logs so on SIGTERM), however long that takes.
+    while (!instance.output().includes('shutting down: finishing in-flight requests')) {
+      expect(instance.child.exitCode, instance.output()).toBeNull();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     releaseLookup();
 
     const response = await signup;

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePorts, startInstance, stopInstance, waitHealthy } from '../support/server-process.js';
+import { startInstance, stopInstance, waitHealthy } from '../support/server-process.js';
 
 /**
  * better-sqlite3 12 on Node 24 aborted the process when a statement was collected after its thread's
@@ -75,8 +75,7 @@ describe('SQLite in worker threads and the main thread', () => {
   // (a Statement collected where V8 had no environment); the server runs SQLite on the main thread and its
   // checkpoint thread. It must start, store a signup, and exit 0 on SIGTERM.
   it('the production server starts, stores a signup and exits 0', async () => {
-    const [port] = await freePorts();
-    const instance = startInstance('server', port, { DATABASE_URL: `file:${path.join(dir, 'server.sqlite')}`, LOG_LEVEL: 'info' }, { build: true });
+    const instance = startInstance('server', { DATABASE_URL: `file:${path.join(dir, 'server.sqlite')}`, LOG_LEVEL: 'info' }, { build: true });
     try {
       await waitHealthy(instance);
       const response = await fetch(`${instance.base}/api/waitlist`, {

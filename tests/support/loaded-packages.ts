@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { buildApp } from '../../src/server/app.js';
 import { createAdmin } from '../../src/server/auth/admins.js';
@@ -14,11 +15,14 @@ const config = loadConfigOrReport((text) => process.stderr.write(text));
 if (!config) throw new Error('configuration refused');
 const app = await buildApp(config);
 await app.ready();
-const signup = await app.inject({ method: 'POST', url: '/api/waitlist', payload: { email: 'lean@example.com' } });
+// From an address of its own: with REDIS_URL the rate limits' counters are shared with every other
+// test (and run) on that Redis, which may have signed up from 127.0.0.1 within the minute.
+const remoteAddress = `198.18.${randomInt(256)}.${1 + randomInt(254)}`;
+const signup = await app.inject({ method: 'POST', url: '/api/waitlist', remoteAddress, payload: { email: 'lean@example.com' } });
 if (signup.statusCode !== 201) throw new Error(`signup answered ${signup.statusCode}: ${signup.body}`);
 const password = 'correct-Horse-battery-42';
 await createAdmin(app.database.db, 'lean-admin@example.com', password);
-const token = await app.inject({ method: 'POST', url: '/auth/v1/token?grant_type=password', payload: { email: 'lean-admin@example.com', password } });
+const token = await app.inject({ method: 'POST', url: '/auth/v1/token?grant_type=password', remoteAddress, payload: { email: 'lean-admin@example.com', password } });
 if (token.statusCode !== 200) throw new Error(`sign-in answered ${token.statusCode}: ${token.body}`);
 const checkpointThread = sqliteCheckpointerOf(app.database.db) !== undefined;
 await app.close();

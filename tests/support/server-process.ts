@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { Readable, Writable } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { projectRoot } from '../../src/server/config.js';
 import type { CliIo } from '../../src/server/cli/program.js';
 
@@ -9,49 +9,87 @@ import type { CliIo } from '../../src/server/cli/program.js';
  * command-line tools run as processes, and the same tools run in-process.
  */
 
-/** Two distinct free ports (both held open while choosing, then released for the servers). */
-export async function freePorts(): Promise<[number, number]> {
-  const servers = [net.createServer(), net.createServer()];
-  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  return [ports[0]!, ports[1]!];
-}
+/** Preloaded into the server processes: reports the port the server listens on (report-port.mjs). */
+const REPORT_PORT = fileURLToPath(new URL('./report-port.mjs', import.meta.url));
+/** The child's file descriptor the port is reported on: its fourth stdio entry. */
+const REPORT_PORT_FD = 3;
 
 export interface Instance {
   name: string;
-  base: string;
+  /** The server's origin, http://127.0.0.1:PORT: known once it listens (after waitHealthy). */
+  readonly base: string;
   child: ChildProcess;
   output: () => string;
+  /** The port the server listens on, once it does. */
+  port: Promise<number>;
 }
 
 /**
- * A server process on `port`: from the TypeScript sources, or with `build` the production build as
- * `npm start` runs it (`node dist/server/main.js`, the bundled server; `npm run build` first).
+ * A server process on a port of the kernel's choosing (PORT=0), reported by the server itself once it
+ * listens: from the TypeScript sources, or with `build` the production build as `npm start` runs it
+ * (`node dist/server/main.js`, the bundled server; `npm run build` first).
  */
-export function startInstance(name: string, port: number, env: Record<string, string>, options: { build?: boolean } = {}): Instance {
+export function startInstance(name: string, env: Record<string, string>, options: { build?: boolean } = {}): Instance {
   // `node --import tsx` rather than the tsx binary: one process, so SIGTERM reaches the server itself.
-  const args = options.build ? ['dist/server/main.js'] : ['--import', 'tsx', 'src/server/main.ts'];
-  const child = spawn(process.execPath, args, {
+  const entry = options.build ? ['dist/server/main.js'] : ['--import', 'tsx', 'src/server/main.ts'];
+  const child = spawn(process.execPath, ['--import', pathToFileURL(REPORT_PORT).href, ...entry], {
     cwd: projectRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      LOG_LEVEL: 'warn',
+      ...env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      REPORT_PORT_FD: String(REPORT_PORT_FD),
+    },
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  return { name, base: `http://127.0.0.1:${port}`, child, output: () => output };
+  let known: number | null = null;
+  const port = new Promise<number>((resolve, reject) => {
+    let text = '';
+    const reported = child.stdio[REPORT_PORT_FD] as Readable;
+    reported.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      if (text.includes('\n')) resolve((known = Number(text.trim())));
+    });
+    reported.on('error', () => undefined);
+    child.once('exit', (code, signal) => reject(new Error(`${name} exited (${code ?? signal}) before listening:\n${output}`)));
+  });
+  port.catch(() => undefined);
+  return {
+    name,
+    get base() {
+      if (known === null) throw new Error(`${name} is not listening yet: await waitHealthy(instance) first`);
+      return `http://127.0.0.1:${known}`;
+    },
+    child,
+    output: () => output,
+    port,
+  };
 }
 
 export async function waitHealthy(instance: Instance, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${instance.name} not listening after ${timeoutMs} ms:\n${instance.output()}`)), timeoutMs);
+  });
+  try {
+    await Promise.race([instance.port, late]);
+  } finally {
+    clearTimeout(timer);
+  }
   while (Date.now() < deadline) {
     if (instance.child.exitCode !== null) throw new Error(`${instance.name} exited (${instance.child.exitCode}):\n${instance.output()}`);
     try {
       const res = await fetch(`${instance.base}/healthz`);
       if (res.status === 200) return;
     } catch {
-      // not listening yet
+      // not answering yet
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

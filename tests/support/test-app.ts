@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildOptions } from '../../src/server/app.js';
 import { loadConfig, type AppConfig } from '../../src/server/config.js';
 import type { Geolocator } from '../../src/server/geolocation/geolocator.js';
-import { createScratchPostgres, type TestDialect } from './databases.js';
+import { copySqliteTemplate, createScratchPostgres, type TestDialect } from './databases.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -25,14 +25,16 @@ export interface TestAppOptions extends BuildOptions {
 export const noGeolocation: Geolocator = { lookup: async () => null };
 
 /**
- * Builds the real app on a fresh, empty-but-migrated database: SQLite in a temporary directory,
- * or a scratch PostgreSQL database copied from the migrated template.
+ * Builds the real app on a fresh, empty-but-migrated database: a copy of the migrated SQLite template
+ * in a temporary directory, or a scratch PostgreSQL database with the migrated schema and no rows
+ * (databases.ts). The app's own migration step runs as ever, and finds nothing to do.
  * `env` is applied on top of defaults, exactly as environment variables would be.
  */
 export async function createTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const { dialect = 'sqlite', ...buildOptions } = options;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waitlist-test-'));
   const scratch = dialect === 'postgres' ? await createScratchPostgres() : null;
+  if (!scratch) copySqliteTemplate(path.join(dataDir, 'test.db'));
   const databaseUrl = scratch?.url ?? `file:${path.join(dataDir, 'test.db')}`;
   const cleanUp = async () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
