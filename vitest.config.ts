@@ -45,7 +45,7 @@ export default defineConfig({
             'dist/**',
             SLOW_TESTS,
             // Two server processes on one PostgreSQL: only meaningful (and only collected) with one.
-            ...(process.env.TEST_DATABASE_URL ? [] : ['tests/server/multi-instance.test.ts']),
+            ...(process.env.TEST_DATABASE_URL ? [] : ['tests/server/app/multi-instance.test.ts']),
           ],
           // Long-lived processes, each running test file after test file: a file's modules (Fastify, the
           // app, the drivers, the password dictionaries) are loaded and compiled once per process rather

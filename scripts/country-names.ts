@@ -6,7 +6,7 @@
  *
  *   npx tsx scripts/country-names.ts
  *
- * tests/server/geolocation.test.ts fails when the table and this Node's ICU (of the same version as
+ * tests/server/geolocation/geolocation.test.ts fails when the table and this Node's ICU (of the same version as
  * the one the table was made from) disagree: run this again then.
  */
 import fs from 'node:fs';

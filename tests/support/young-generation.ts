@@ -1,7 +1,7 @@
 /**
  * Prints (as JSON) the size V8 reports for the young generation before and after a stream of
  * short-lived allocations, in a process that has started a worker thread as the server does. Run by
- * tests/server/heap.test.ts in a process of its own, since V8's flags are the whole process's.
+ * tests/server/runtime/heap.test.ts in a process of its own, since V8's flags are the whole process's.
  *
  *   node --import tsx tests/support/young-generation.ts configured|loading|default [turns|sync]
  *

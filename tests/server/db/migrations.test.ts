@@ -1,0 +1,121 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { sql, type Kysely } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/server/config.js';
+import { openDatabase, type DatabaseHandle } from '../../../src/server/db/database.js';
+import { MIGRATIONS, migrateToLatest } from '../../../src/server/db/migrate.js';
+import { createScratchPostgres, TEST_DIALECTS, type TestDialect } from '../../support/databases.js';
+
+const run = promisify(execFile);
+
+async function tableNames(handle: DatabaseHandle): Promise<string[]> {
+  const tables = await handle.db.introspection.getTables({ withInternalKyselyTables: true });
+  return tables.map((t) => t.name).sort();
+}
+
+describe.each(TEST_DIALECTS)('migrations (%s)', (dialect: TestDialect) => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()!();
+  });
+
+  /** An empty database (no tables at all) and its DATABASE_URL. */
+  async function emptyDatabase(): Promise<{ url: string; open: () => DatabaseHandle }> {
+    let url: string;
+    if (dialect === 'postgres') {
+      const scratch = await createScratchPostgres({ empty: true });
+      cleanups.push(scratch.drop);
+      url = scratch.url;
+    } else {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'waitlist-migrate-'));
+      cleanups.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
+      url = `file:${path.join(dir, 'db.sqlite')}`;
+    }
+    const open = () => {
+      const handle = openDatabase(loadConfig({ DATABASE_URL: url }).database);
+      cleanups.push(() => handle.close());
+      return handle;
+    };
+    return { url, open };
+  }
+
+  const broken = {
+    async up(db: Kysely<any>) {
+      await db.schema.createTable('half_done').addColumn('id', 'text').execute();
+      await sql`this is not sql`.execute(db);
+    },
+  };
+
+  it('applies every migration once, then nothing', async () => {
+    const { open } = await emptyDatabase();
+    const handle = open();
+    expect(await migrateToLatest(handle.db)).toEqual(Object.keys(MIGRATIONS));
+    expect(await migrateToLatest(handle.db)).toEqual([]);
+    expect(await tableNames(handle)).toEqual(expect.arrayContaining(['waitlist', 'app_migrations']));
+  });
+
+  it(`the admin's e-mail search has a trigram index on PostgreSQL (pg_trgm), none on SQLite`, async () => {
+    const { open } = await emptyDatabase();
+    const handle = open();
+    await migrateToLatest(handle.db);
+    if (dialect === 'postgres') {
+      const { rows } = await sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE indexname = 'waitlist_email_trgm_idx'`.execute(handle.db);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.indexdef).toMatch(/USING gin \(lower\(email\) \S*gin_trgm_ops\)/);
+      // The search still finds what it should through it.
+      await handle.db.insertInto('waitlist').values([
+        { id: '00000000-0000-4000-8000-000000000001', email: 'Ada@Proton.me', created_at: new Date().toISOString() },
+        { id: '00000000-0000-4000-8000-000000000002', email: 'bob@example.com', created_at: new Date().toISOString() },
+      ]).execute();
+      await sql`SET enable_seqscan = off`.execute(handle.db);
+      const found = await sql<{ email: string }>`SELECT email FROM waitlist WHERE lower(email) LIKE '%@proton.me'`.execute(handle.db);
+      expect(found.rows.map((r) => r.email)).toEqual(['Ada@Proton.me']);
+    } else {
+      const { rows } = await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'waitlist_email_trgm_idx'`.execute(handle.db);
+      expect(rows).toEqual([]);
+    }
+  });
+
+  it('a failed migration on a fresh database leaves it empty', async () => {
+    const { open } = await emptyDatabase();
+    const handle = open();
+    await expect(migrateToLatest(handle.db, { ...MIGRATIONS, '9999-broken': broken })).rejects.toThrow(/9999-broken/);
+    const left = (await tableNames(handle)).filter((t) => !t.startsWith('app_migrations'));
+    expect(left).toEqual([]);
+  });
+
+  it('a failed migration on a migrated database changes nothing, and data survives', async () => {
+    const { open } = await emptyDatabase();
+    const handle = open();
+    await migrateToLatest(handle.db);
+    await handle.db
+      .insertInto('waitlist')
+      .values({ id: '00000000-0000-4000-8000-000000000001', email: 'keep@example.com', created_at: new Date().toISOString(), ip_address: null, country: null, city: null, region: null })
+      .execute();
+    const before = await tableNames(handle);
+    await expect(migrateToLatest(handle.db, { ...MIGRATIONS, '9999-broken': broken })).rejects.toThrow();
+    expect(await tableNames(handle)).toEqual(before);
+    const applied = await handle.db.selectFrom('app_migrations' as never).selectAll().execute();
+    expect(applied).toHaveLength(Object.keys(MIGRATIONS).length);
+    const rows = await handle.db.selectFrom('waitlist').select('email').execute();
+    expect(rows).toEqual([{ email: 'keep@example.com' }]);
+  });
+
+  it('several instances starting at once migrate exactly once', async () => {
+    const { url, open } = await emptyDatabase();
+    const script = path.resolve('tests/support/migrate-in-process.ts');
+    const tsx = path.resolve('node_modules/.bin/tsx');
+    const outputs = await Promise.all(
+      [1, 2, 3].map(() => run(tsx, [script], { env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' } })),
+    );
+    const applied = outputs.map((o) => JSON.parse(o.stdout) as string[]);
+    // Every migration was applied by exactly one of the processes.
+    expect(applied.flat().sort()).toEqual(Object.keys(MIGRATIONS).sort());
+    const handle = open();
+    expect(await migrateToLatest(handle.db)).toEqual([]);
+  });
+});
