@@ -35,6 +35,11 @@
  *   --profile / BENCH_PROFILE=1         profile mode: --cpu-prof, one phase of --profile-seconds (10), no floor;
  *                                       the .cpuprofile is kept in bench-results/signup-profile/
  *   --label / BENCH_LABEL               names the build in the header (default: its git commit)
+ *   --refused-sign-ins / BENCH_REFUSED_SIGN_INS=1
+ *                                       while the product is loaded, one more client loops on refused
+ *                                       sign-ins (POST /auth/v1/token, wrong password, one address, one
+ *                                       keep-alive connection; lib/refused-sign-ins.ts): what they cost
+ *                                       the signups. Run with and without it, alternately, to compare.
  *   --json FILE                         also write the results as JSON
  * Other environment variables reach the product unchanged (REDIS_URL=… benchmarks Redis counters).
  */
@@ -51,6 +56,7 @@ import { emptyHistogram, mergeHistograms, quantileMs } from './lib/histogram.js'
 import type { PhaseResult } from './lib/load-generator.js';
 import { databaseSpecs, fmt, gitDescription, numberOption, otherStatuses, prepareTarget, removeWorkDir, startGenerator, type Generator, type Target } from './lib/harness.js';
 import { sqliteCommitRate } from './lib/disk.js';
+import { refusedSignIns } from './lib/refused-sign-ins.js';
 import { cpuPressure, cpuSeconds, fileSystemType, machineDescription, memorySampler } from './lib/proc.js';
 import {
   freePort,
@@ -77,6 +83,7 @@ const { values: flags } = parseArgs({
     'profile-seconds': { type: 'string' },
     json: { type: 'string' },
     label: { type: 'string' },
+    'refused-sign-ins': { type: 'boolean' },
   },
 });
 const options = {
@@ -91,6 +98,7 @@ const options = {
   profileSeconds: numberOption(flags['profile-seconds'], process.env.BENCH_PROFILE_SECONDS, 10),
   /** Names the build in the header (default: its git commit). */
   label: flags.label ?? process.env.BENCH_LABEL,
+  refusedSignIns: flags['refused-sign-ins'] ?? ['1', 'true'].includes(process.env.BENCH_REFUSED_SIGN_INS ?? ''),
 };
 
 const mainJs = path.join(options.root, 'dist/server/main.js');
@@ -118,12 +126,18 @@ interface Phase extends PhaseResult {
   serverCpuSeconds: number;
 }
 
+/** The client looping on refused sign-ins beside the product's phases (--refused-sign-ins), or null. */
+const refused = options.refusedSignIns ? refusedSignIns() : null;
+
 async function phase(generator: Generator, server: ServerProcess, sampler: ReturnType<typeof memorySampler>, seconds: number, record: boolean): Promise<Phase> {
+  // Only beside the product (record: the product's phases): the floor has no /auth/v1.
+  if (record) refused?.start(server.port);
   sampler.open();
   const cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
   const result = await generator.run(server.port, seconds, record);
   const cpuAfter = cpuSeconds(server.pid) ?? Number.NaN;
   sampler.close();
+  await refused?.stop();
   return { ...result, serverCpuSeconds: cpuAfter - cpuBefore };
 }
 
@@ -343,6 +357,7 @@ console.log(
     `product: node ${mainJs.startsWith(process.cwd() + path.sep) ? path.relative(process.cwd(), mainJs) : mainJs} (${options.label ?? gitDescription(options.root)}), TRUST_PROXY=1, LOG_LEVEL=${options.logLevel} (to /dev/null)`,
     `SQLite files in ${workDir} (${fileSystemType(workDir) ?? 'unknown file system'})`,
     `load: ${options.connections} keep-alive connections, one request in flight each, a fresh address and a random public client IP per request (${pct(options.ipv6Share)} IPv6)`,
+    ...(refused ? ['beside the product: one client looping on refused sign-ins (POST /auth/v1/token, one address, one keep-alive connection)'] : []),
     options.profile
       ? `phases: warm-up ${options.warmup} s, then ${options.profileSeconds} s profiled`
       : `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, floor ${options.seconds} s)`,
@@ -376,7 +391,11 @@ try {
 console.log('');
 if (options.profile) console.log(profiles.join('\n\n'));
 else printTable(rows);
-if (flags.json) fs.writeFileSync(flags.json, JSON.stringify({ options, machine: machineDescription(), rows, profiles }, null, 2));
+if (refused) {
+  const total = Object.values(refused.statuses).reduce((sum, n) => sum + n, 0);
+  console.log(`\nrefused sign-ins beside the product: ${fmt(total)} requests in ${fmt(refused.seconds(), 1)} s (${fmt(total / Math.max(refused.seconds(), 1e-9))}/s), ${otherStatuses(refused.statuses)}`);
+}
+if (flags.json) fs.writeFileSync(flags.json, JSON.stringify({ options, machine: machineDescription(), rows, profiles, refusedSignIns: refused?.statuses ?? null }, null, 2));
 
 if (failures.length > 0) {
   console.error(`\nFAILED: acknowledged signups missing from the database\n${failures.map((f) => `  ${f}`).join('\n')}`);

@@ -142,7 +142,7 @@ export function auditedAction<T>(
   db: Kysely<Database>,
   actor: Actor,
   action: AuditAction,
-  act: (trx: Kysely<Database>, audit: (detail: Record<string, unknown>) => Promise<void>) => Promise<T>,
+  act: (trx: Kysely<Database>, audit: (detail: Record<string, unknown>) => Promise<unknown>) => Promise<T>,
 ): Promise<T> {
   const { admin, ip } = actor;
   return db

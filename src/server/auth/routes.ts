@@ -88,7 +88,14 @@ function userOf(request: FastifyRequest): AuthSuccess {
  */
 export async function authRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<ZodTypeProvider>();
-  const service = new AuthService({ db: app.database.db, config: app.config.auth, limits: app.rateLimits.signIn });
+  const service = new AuthService({
+    db: app.database.db,
+    config: app.config.auth,
+    limits: app.rateLimits.signIn,
+    onAuditError: (err) => app.log.error({ err }, 'audit: could not write the sign-in refusal counts'),
+  });
+  // Before the database closes (onClose hooks run last-added first): the last refusal counts.
+  app.addHook('onClose', async () => service.close());
   const mfa = new MfaService({ db: app.database.db, secretBox: app.secretBox, limits: app.rateLimits.signIn, auth: service, mail: app.mail });
   registerAuthErrorHandling(app);
 

@@ -9,7 +9,8 @@ import { isAal2, type AuthSuccess } from './authenticate.js';
 import { sessionLimits, sessionState } from './session-limits.js';
 import { AuthApiError } from './errors.js';
 import { rateLimitAddress } from '../geolocation/ip.js';
-import { accountLimitKeys, databaseStore, limitKey, retryAfterSeconds, type RateLimitStore, type WindowState } from '../rate-limit/index.js';
+import { accountLimitKeys, databaseStore, hitUnlessOver, limitKey, retryAfterSeconds, type RateLimitStore, type WindowState } from '../rate-limit/index.js';
+import { SignInAudit, type RefusalReason, type SignInEvent } from './sign-in-audit.js';
 import { refreshChain, type RefreshChain } from './refresh-chain.js';
 import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH, STORED_PASSWORD_MAX_LENGTH, verifyAgainstDummy, verifyPassword } from './passwords.js';
 import * as refreshTokens from './refresh-tokens-repository.js';
@@ -37,6 +38,8 @@ export interface AuthServiceOptions {
   now?: () => number;
   /** Waits without blocking the event loop (the progressive sign-in slowdown); tests may record instead. */
   sleep?: (ms: number) => Promise<void>;
+  /** A failed write of the refusals' counts into their audit records (they are written every minute). */
+  onAuditError?: (err: unknown) => void;
 }
 
 /** What a session answer needs of the session: a row, or one being created (aal1, no extra methods). */
@@ -128,6 +131,7 @@ export class AuthService {
   private readonly limits: RateLimitStore;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly chain: RefreshChain;
+  private readonly signInAudit: SignInAudit;
 
   constructor(options: AuthServiceOptions) {
     this.db = options.db;
@@ -136,6 +140,12 @@ export class AuthService {
     this.limits = options.limits ?? databaseStore(options.db, { now: this.now });
     this.sleep = options.sleep ?? ((ms) => delay(ms));
     this.chain = refreshChain(options.config);
+    this.signInAudit = new SignInAudit(options.db, { now: this.now, onError: options.onAuditError });
+  }
+
+  /** Writes the refusal counts not yet in their audit records (the app calls it on close). */
+  close(): Promise<void> {
+    return this.signInAudit.close();
   }
 
   private nowIso(): string {
@@ -158,15 +168,18 @@ export class AuthService {
     // until a success resets it, so parallel guesses cannot slip past a check-then-count race, and
     // a stranger's guesses block only the stranger. Account-wide, failures from anywhere only slow
     // sign-in down, so the right password from another address still works (ASVS 2.2.1).
+    // A client already over a limit is refused from a read, and its refusals of the window are one
+    // audit record with a count: a client looping on a refused sign-in costs no write per request.
     const normalized = email.toLowerCase();
     const address = client.ip ? rateLimitAddress(client.ip) : '';
+    const event: SignInEvent = { email: normalized.replace(CONTROL_CHARS_ALL, ''), ip: client.ip, client: address };
     if (address !== '') {
-      const ipState = await this.limits.hit(limitKey('ip', address), this.config.ipAttemptLimit);
-      if (ipState.count > this.config.ipAttemptLimit.max) await this.refuseSignIn(normalized, client, 'ip_rate_limited', ipState);
+      const ipState = await hitUnlessOver(this.limits, limitKey('ip', address), this.config.ipAttemptLimit);
+      if (ipState.over) await this.refuseSignIn(event, 'ip_rate_limited', ipState);
     }
     const keys = accountLimitKeys(normalized);
-    const clientState = await this.limits.hit(keys.client(address), this.config.accountFailureLimit);
-    if (clientState.count > this.config.accountFailureLimit.max) await this.refuseSignIn(normalized, client, 'account_rate_limited', clientState);
+    const clientState = await hitUnlessOver(this.limits, keys.client(address), this.config.accountFailureLimit);
+    if (clientState.over) await this.refuseSignIn(event, 'account_rate_limited', clientState);
     const slowdown = signInDelayMs((await this.limits.peek(keys.account, this.config.accountFailureLimit)).count, this.config.accountFailureLimit.max);
     if (slowdown > 0) await this.sleep(slowdown);
 
@@ -179,13 +192,7 @@ export class AuthService {
     else await verifyAgainstDummy(password); // same argon2 cost for an unknown address
     if (!user || !ok) {
       await this.limits.hit(keys.account, this.config.accountFailureLimit);
-      await recordAudit(this.db, {
-        action: 'sign_in_failed',
-        actorEmail: normalized.replace(CONTROL_CHARS_ALL, ''),
-        actorId: null,
-        ip: client.ip,
-        detail: { reason: 'invalid_credentials' },
-      });
+      await this.signInAudit.failed(event);
       throw invalidCredentials();
     }
 
@@ -222,15 +229,9 @@ export class AuthService {
     return { ...response, weak_password: weak ? { message: weak.message, reasons: weak.reasons } : null };
   }
 
-  /** Audits a sign-in refused by a limit and throws its 429. */
-  private async refuseSignIn(email: string, client: ClientInfo, reason: string, state: WindowState): Promise<never> {
-    await recordAudit(this.db, {
-      action: 'sign_in_refused',
-      actorEmail: email.replace(CONTROL_CHARS_ALL, ''),
-      actorId: null,
-      ip: client.ip,
-      detail: { reason },
-    });
+  /** Audits a sign-in refused by a limit (counted into the client's record of the window) and throws its 429. */
+  private async refuseSignIn(event: SignInEvent, reason: RefusalReason, state: WindowState): Promise<never> {
+    await this.signInAudit.refused(event, reason, this.now() + state.resetInMs);
     throw rateLimited(retryAfterSeconds(state));
   }
 

@@ -9,7 +9,7 @@ import type { RateLimitStore } from './store.js';
 export { databaseStore } from './database.js';
 export { memoryStore } from './memory.js';
 export { DEFAULT_REDIS_PREFIX, redisStore } from './redis.js';
-export { accountLimitKeys, limitKey, retryAfterSeconds, type Limit, type LimitKind, type RateLimitStore, type WindowState } from './store.js';
+export { accountLimitKeys, hitUnlessOver, limitKey, retryAfterSeconds, type Limit, type LimitKind, type RateLimitStore, type WindowState } from './store.js';
 
 type Log = Pick<FastifyBaseLogger, 'error' | 'info'>;
 

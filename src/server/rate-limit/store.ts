@@ -55,6 +55,20 @@ export function accountLimitKeys(email: string): { account: string; prefix: stri
   return { account, prefix: account, client: (address) => `${account}:${digest(address)}` };
 }
 
+/**
+ * Counts a hit unless the key's window is already full: a key at its limit is answered from a read
+ * (`peek`), so a client refused again and again costs no write (security review, finding 2). Past
+ * the limit a further hit would change nothing a check reads: the count only grows and the window
+ * keeps its end. `over`: this request is past the limit (refused from the read, or counted past it
+ * by hits that raced it).
+ */
+export async function hitUnlessOver(store: RateLimitStore, key: string, limit: Limit): Promise<WindowState & { over: boolean }> {
+  const current = await store.peek(key, limit);
+  if (current.count >= limit.max) return { ...current, over: true };
+  const state = await store.hit(key, limit);
+  return { ...state, over: state.count > limit.max };
+}
+
 /** Seconds for a Retry-After header (at least 1). */
 export function retryAfterSeconds(state: WindowState): number {
   return Math.max(1, Math.ceil(state.resetInMs / 1000));
