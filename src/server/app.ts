@@ -5,6 +5,7 @@ import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { registerErrorHandler } from './http/errors.js';
 import { registerSecurity } from './http/security.js';
+import { registerCrossSiteGuard } from './http/cross-site.js';
 import { healthRoutes } from './http/health.js';
 import { OneLinePerRequest } from './http/request-log.js';
 import { createGeolocator, type Geolocator } from './geolocation/geolocator.js';
@@ -132,6 +133,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   registerErrorHandler(app);
   registerAdminGuard(app);
   await registerSecurity(app);
+  // Before the routes: a state-changing request from another site is refused before its body is read.
+  registerCrossSiteGuard(app, { publicUrl: config.publicUrl, embedOrigins: config.embedOrigins });
   await app.register(healthRoutes);
   await app.register(waitlistRoutes, {
     geolocator,

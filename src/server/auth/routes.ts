@@ -3,7 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod/mini';
 import { authenticate, type AuthSuccess } from './authenticate.js';
 import { sessionLimits } from './session-limits.js';
-import { AuthApiError, registerAuthErrorHandling, schemaProblemError } from './errors.js';
+import { AuthApiError, registerAuthErrorHandling, schemaProblemError, unsupportedMediaType } from './errors.js';
+import { isJsonContentType } from '../http/cross-site.js';
 import { getKeyRing } from './keys.js';
 import { AuthService, type ClientInfo } from './service.js';
 import { listUserFactors } from './factors-repository.js';
@@ -100,9 +101,12 @@ export async function authRoutes(instance: FastifyInstance): Promise<void> {
   registerAuthErrorHandling(app);
 
   // Every route here takes JSON (or nothing): auth-js sends `Content-Type: application/json` with no
-  // body on /logout, which Fastify's own parser would reject.
+  // body on /logout, which Fastify's own parser would reject. Only JSON (security review, finding 3):
+  // a page elsewhere can make its visitors' browsers post text/plain, urlencoded or multipart bodies
+  // without a preflight, never application/json; anything else is a 415 (errors.ts).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: AUTH_BODY_LIMIT }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: AUTH_BODY_LIMIT }, (request, body, done) => {
+    if (!isJsonContentType(request.headers['content-type'])) return done(unsupportedMediaType(), undefined);
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     try {

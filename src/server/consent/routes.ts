@@ -7,6 +7,7 @@ import { scrubDeletedRowsSoon } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import { pageTemplateLoader, renderErrorPage } from '../http/error-page.js';
 import { fastifyRateLimitStore } from '../rate-limit/fastify-store.js';
+import { refuseCrossSite } from '../http/cross-site.js';
 import { siteContent } from '../../shared/site/content.js';
 import {
   CONFIRM_API_PATH,
@@ -241,10 +242,14 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
           // a good manage token is never refused for the rate; anything else counts.
           allowList: (request: FastifyRequest) => isOneClick(request) && verifyLinkToken(app.secretBox, tokenOf(request), 'manage').ok,
         },
+        // RFC 8058: mail providers post the one-click unsubscribe from their own servers; the page's
+        // own form is refused from another site below, once the body says which it is.
+        crossSite: 'any',
       },
     },
     async (request, reply) => {
       const oneClick = isOneClick(request);
+      if (!oneClick) refuseCrossSite(request, app.config);
       const action = fieldsOf(request.body)[PREFERENCES_ACTION_FIELD];
       if (!oneClick && action !== 'unsubscribe' && action !== 'erase') throw linkError('link_invalid');
       const entryId = entryIdOfToken(deps(), tokenOf(request), 'manage');
