@@ -9,8 +9,19 @@ import { isAal2, type AuthSuccess } from './authenticate.js';
 import { sessionLimits, sessionState } from './session-limits.js';
 import { AuthApiError } from './errors.js';
 import { rateLimitAddress } from '../geolocation/ip.js';
-import { accountLimitKeys, databaseStore, hitUnlessOver, limitKey, retryAfterSeconds, type RateLimitStore, type WindowState } from '../rate-limit/index.js';
+import {
+  accountLimitKeys,
+  databaseStore,
+  hitUnlessOver,
+  KNOWN_CLIENT_WINDOW_MS,
+  limitKey,
+  retryAfterSeconds,
+  type Limit,
+  type RateLimitStore,
+  type WindowState,
+} from '../rate-limit/index.js';
 import { SignInAudit, type RefusalReason, type SignInEvent } from './sign-in-audit.js';
+import { SignInLine } from './sign-in-line.js';
 import { refreshChain, type RefreshChain } from './refresh-chain.js';
 import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH, STORED_PASSWORD_MAX_LENGTH, verifyAgainstDummy, verifyPassword } from './passwords.js';
 import * as refreshTokens from './refresh-tokens-repository.js';
@@ -77,6 +88,8 @@ const LOGOUT_SCOPES: Record<string, (sessionId: string) => sessions.SessionSelec
 
 /** GoTrue answers both current_password_required and current_password_invalid with this message. */
 const CURRENT_PASSWORD_MESSAGE = 'Current password required when setting new password.';
+/** A client address the account signed in from (accountLimitKeys `known`): any count means known. */
+const KNOWN_CLIENT: Limit = { max: 1, windowMs: KNOWN_CLIENT_WINDOW_MS };
 const invalidCredentials = () => new AuthApiError(400, 'invalid_credentials', 'Invalid login credentials');
 const tokenNotFound = () => new AuthApiError(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
 
@@ -87,12 +100,20 @@ function rateLimited(retryAfter: number): AuthApiError {
 /** The sign-in slowdown (signInDelayMs): 0.25 s, doubling with each further failure, at most 5 s. */
 const SLOWDOWN_BASE_MS = 250;
 const SLOWDOWN_MAX_MS = 5000;
+/**
+ * The account-wide failures that slow sign-in down are counted per hour, from every client together
+ * (AUTH_ACCOUNT_WINDOW_SECONDS, the per-client window, when that is longer).
+ */
+const ACCOUNT_FAILURE_WINDOW_MS = 3_600_000;
+/** Longest wait in an account's sign-in line (sign-in-line.ts): within REQUEST_TIMEOUT_MS's default 10 s. */
+const SIGN_IN_LINE_MAX_WAIT_MS = 8_000;
 
 /**
- * The pause before checking a password, given the account's recent failures from anywhere: none
- * until they exceed what one client may make (`perClientMax`), then 0.25 s doubling with each
- * further failure, at most 5 s. A stranger spreading guesses over many addresses is slowed down;
- * the right password still works.
+ * The pause before checking a password, given the account's failures from anywhere within the hour:
+ * none until they exceed what one client may make (`perClientMax`), then 0.25 s doubling with each
+ * further failure, at most 5 s. The paused checks of an account wait in one line (sign-in-line.ts),
+ * so a stranger spreading guesses over many addresses is slowed down as a whole; the right password
+ * still works.
  */
 export function signInDelayMs(accountFailures: number, perClientMax: number): number {
   if (accountFailures < perClientMax) return 0;
@@ -132,6 +153,9 @@ export class AuthService {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly chain: RefreshChain;
   private readonly signInAudit: SignInAudit;
+  private readonly line = new SignInLine(SIGN_IN_LINE_MAX_WAIT_MS);
+  /** The account-wide failures' window: per hour, from every client together. */
+  private readonly accountWide: Limit;
 
   constructor(options: AuthServiceOptions) {
     this.db = options.db;
@@ -141,6 +165,8 @@ export class AuthService {
     this.sleep = options.sleep ?? ((ms) => delay(ms));
     this.chain = refreshChain(options.config);
     this.signInAudit = new SignInAudit(options.db, { now: this.now, onError: options.onAuditError });
+    const { max, windowMs } = options.config.accountFailureLimit;
+    this.accountWide = { max, windowMs: Math.max(ACCOUNT_FAILURE_WINDOW_MS, windowMs) };
   }
 
   /** Writes the refusal counts not yet in their audit records (the app calls it on close). */
@@ -180,25 +206,39 @@ export class AuthService {
     const keys = accountLimitKeys(normalized);
     const clientState = await hitUnlessOver(this.limits, keys.client(address), this.config.accountFailureLimit);
     if (clientState.over) await this.refuseSignIn(event, 'account_rate_limited', clientState);
-    const slowdown = signInDelayMs((await this.limits.peek(keys.account, this.config.accountFailureLimit)).count, this.config.accountFailureLimit.max);
-    if (slowdown > 0) await this.sleep(slowdown);
-
-    // An address no admin can have (too long, control characters such as NUL, which PostgreSQL
-    // text rejects) is not looked up, but still pays the same argon2 cost below.
-    const lookupable = normalized.length <= MAX_EMAIL_LENGTH && !CONTROL_CHARS.test(normalized);
-    const user = lookupable ? await users.findUserByEmail(this.db, normalized) : undefined;
-    let ok = false;
-    if (user) ok = await verifyPassword(user.password_hash, password);
-    else await verifyAgainstDummy(password); // same argon2 cost for an unknown address
-    if (!user || !ok) {
-      await this.limits.hit(keys.account, this.config.accountFailureLimit);
+    // Past the account's hourly failures, the check waits its turn in the account's line, unless this
+    // client is one the account signed in from (then only its own pause: the owner is never refused).
+    const slowdown = signInDelayMs((await this.limits.peek(keys.account, this.accountWide)).count, this.accountWide.max);
+    const known = slowdown > 0 && (await this.limits.peek(keys.known(address), KNOWN_CLIENT)).count > 0;
+    const checkPassword = async () => {
+      // An address no admin can have (too long, control characters such as NUL, which PostgreSQL
+      // text rejects) is not looked up, but still pays the same argon2 cost below.
+      const lookupable = normalized.length <= MAX_EMAIL_LENGTH && !CONTROL_CHARS.test(normalized);
+      const found = lookupable ? await users.findUserByEmail(this.db, normalized) : undefined;
+      if (found && (await verifyPassword(found.password_hash, password))) return found;
+      if (!found) await verifyAgainstDummy(password); // same argon2 cost for an unknown address
+      await this.limits.hit(keys.account, this.accountWide);
+      return null;
+    };
+    let user: users.AdminUserRow | null;
+    if (slowdown === 0 || known) {
+      if (slowdown > 0) await this.sleep(slowdown);
+      user = await checkPassword();
+    } else {
+      const turn = await this.line.run(keys.account, slowdown, this.sleep, checkPassword);
+      if ('busyForMs' in turn) await this.refuseSignIn(event, 'account_slowed', { count: 0, resetInMs: turn.busyForMs });
+      user = 'done' in turn ? turn.done : null;
+    }
+    if (!user) {
       await this.signInAudit.failed(event);
       throw invalidCredentials();
     }
 
     // Only this client's counter: the account-wide failures keep slowing a stranger down until
-    // their window ends (or `npm run admin -- unlock`).
+    // their hour ends (or `npm run admin -- unlock`). The client is the account's for 30 days.
     await this.limits.reset(keys.client(address));
+    await this.limits.reset(keys.known(address));
+    await this.limits.hit(keys.known(address), KNOWN_CLIENT);
     const weak = await checkPasswordStrength(password, [user.email]);
     const { session, refreshToken, updatedUser } = await this.db.transaction().execute(async (trx) => {
       const at = this.nowIso();

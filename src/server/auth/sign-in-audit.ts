@@ -14,7 +14,8 @@ export const SIGN_IN_AUDIT_ROWS_PER_CLIENT = 100;
 const DAY_MS = 86_400_000;
 const BUDGET: Limit = { max: SIGN_IN_AUDIT_ROWS_PER_CLIENT, windowMs: DAY_MS };
 
-export type RefusalReason = 'ip_rate_limited' | 'account_rate_limited';
+/** Which limit refused: per IP, per account and client, or the account's sign-in line being full (sign-in-line.ts). */
+export type RefusalReason = 'ip_rate_limited' | 'account_rate_limited' | 'account_slowed';
 
 export interface SignInEvent {
   /** The address tried, lower-cased, without control characters. */

@@ -34,8 +34,14 @@ export interface RateLimitStore {
   close(): Promise<void>;
 }
 
-/** `link`: the e-mail link routes (confirm, unsubscribe, erase) per client address. */
-export type LimitKind = 'signup' | 'ip' | 'account' | 'user_update' | 'link';
+/**
+ * `link`: the e-mail link routes (confirm, unsubscribe, erase) per client address. `known`: a client
+ * address an account signed in from (accountLimitKeys), remembered KNOWN_CLIENT_WINDOW_MS.
+ */
+export type LimitKind = 'signup' | 'ip' | 'account' | 'user_update' | 'link' | 'known';
+
+/** How long a client address an account signed in from counts as the account's own (accountLimitKeys `known`). */
+export const KNOWN_CLIENT_WINDOW_MS = 30 * 86_400_000;
 
 const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest('base64url');
 
@@ -48,11 +54,17 @@ export function limitKey(kind: LimitKind, value: string): string {
  * The sign-in counters of one account (lower-cased email): `account` counts its failures from
  * anywhere (they slow sign-in down), `client(address)` its attempts from one client address (they
  * block that client only), and every key of the account starts with `prefix`, so one
- * `resetPrefix` clears them all (`npm run admin -- unlock`).
+ * `resetPrefix` clears them all (`npm run admin -- unlock`). `known(address)` marks a client
+ * address the account signed in from (not a counter, and outside `prefix`: an unlock keeps it).
  */
-export function accountLimitKeys(email: string): { account: string; prefix: string; client(address: string): string } {
+export function accountLimitKeys(email: string): { account: string; prefix: string; client(address: string): string; known(address: string): string } {
   const account = limitKey('account', email);
-  return { account, prefix: account, client: (address) => `${account}:${digest(address)}` };
+  return {
+    account,
+    prefix: account,
+    client: (address) => `${account}:${digest(address)}`,
+    known: (address) => `${limitKey('known', email)}:${digest(address)}`,
+  };
 }
 
 /**
