@@ -1,7 +1,7 @@
 import { LINK_RESULT_FILES } from '../../shared/site/pages.js';
 import formbody from '@fastify/formbody';
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { scrubDeletedRowsSoon } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
@@ -87,35 +87,6 @@ export function parseMultipartFields(body: string, contentType: string | undefin
     if (name !== undefined && !(name in fields)) fields[name] = part.slice(split.index + split[0].length).replace(/\r?\n$/, '');
   }
   return fields;
-}
-
-const LINK_TOKEN_IN_QUERY = new RegExp(`([?&]${LINK_TOKEN_PARAM}=)[^&#]*`, 'gi');
-
-/** Logged request URLs never carry a link's token (the same-URL posts and the GET pages alike). */
-export function redactLinkTokens(url: string): string {
-  return url.replace(LINK_TOKEN_IN_QUERY, '$1[redacted]');
-}
-
-/**
- * The app's logger options with Fastify's request serializer redacting link tokens
- * (redactLinkTokens). Other fields are Fastify's defaults; a logger given as `false` stays off.
- */
-export function withLinkTokensRedacted(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
-  if (typeof logger !== 'object' || logger === null) return logger;
-  return {
-    ...logger,
-    serializers: {
-      ...logger.serializers,
-      req: (request: FastifyRequest) => ({
-        method: request.method,
-        url: redactLinkTokens(request.url),
-        version: typeof request.headers['accept-version'] === 'string' ? request.headers['accept-version'] : undefined,
-        host: request.host,
-        remoteAddress: request.ip,
-        remotePort: request.socket?.remotePort,
-      }),
-    },
-  };
 }
 
 export const consentRoutes: FastifyPluginAsync = async (app) => {
