@@ -8,7 +8,7 @@ import { cardStyles, primaryLinkStyles } from '../ui/styles.js';
 import { linkTokenOf } from '../waitlist/link-actions.js';
 import { useHydrated } from '../waitlist/useHydrated.js';
 
-/** The parts the e-mail link pages (/confirm, /unsubscribe) and their no-JavaScript answers share. */
+/** The parts the e-mail link pages (/confirm, /unsubscribe, /erase) and their no-JavaScript answers share. */
 
 export type IconTone = 'mail' | 'success' | 'warning';
 
@@ -48,6 +48,22 @@ export function StatusIcon({ tone, small = false }: { tone: IconTone; small?: bo
         <IconPath tone={tone} />
       </svg>
     </div>
+  );
+}
+
+/**
+ * A link page's lead naming the address its link is for (`{email}` in `text`, masked by the server,
+ * in bold); `withoutAddress` until it is known (prerendered, or without JavaScript).
+ */
+export function AddressLead({ text, withoutAddress, email }: { text: string; withoutAddress: string; email: string | null }) {
+  if (email === null) return <p className="mt-4 text-balance text-slate-200">{withoutAddress}</p>;
+  const [before, after = ''] = text.split('{email}');
+  return (
+    <p className="mt-4 text-balance text-slate-200">
+      {before}
+      <strong className="font-semibold break-words text-white">{email}</strong>
+      {after}
+    </p>
   );
 }
 
