@@ -36,10 +36,11 @@
  *                                       the .cpuprofile is kept in bench-results/signup-profile/
  *   --label / BENCH_LABEL               names the build in the header (default: its git commit)
  *   --refused-sign-ins / BENCH_REFUSED_SIGN_INS=1
- *                                       while the product is loaded, one more client loops on refused
- *                                       sign-ins (POST /auth/v1/token, wrong password, one address, one
- *                                       keep-alive connection; lib/refused-sign-ins.ts): what they cost
- *                                       the signups. Run with and without it, alternately, to compare.
+ *                                       each round also loads the product while one more client loops on
+ *                                       refused sign-ins (POST /auth/v1/token, wrong password, one address,
+ *                                       one keep-alive connection; lib/refused-sign-ins.ts): rounds of
+ *                                       product, product + refused sign-ins, floor, so the two product rows
+ *                                       see the same machine; the table gets a row for each.
  *   --json FILE                         also write the results as JSON
  * Other environment variables reach the product unchanged (REDIS_URL=… benchmarks Redis counters).
  */
@@ -129,9 +130,15 @@ interface Phase extends PhaseResult {
 /** The client looping on refused sign-ins beside the product's phases (--refused-sign-ins), or null. */
 const refused = options.refusedSignIns ? refusedSignIns() : null;
 
-async function phase(generator: Generator, server: ServerProcess, sampler: ReturnType<typeof memorySampler>, seconds: number, record: boolean): Promise<Phase> {
-  // Only beside the product (record: the product's phases): the floor has no /auth/v1.
-  if (record) refused?.start(server.port);
+async function phase(
+  generator: Generator,
+  server: ServerProcess,
+  sampler: ReturnType<typeof memorySampler>,
+  seconds: number,
+  record: boolean,
+  withRefusedSignIns = false,
+): Promise<Phase> {
+  if (withRefusedSignIns) refused?.start(server.port);
   sampler.open();
   const cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
   const result = await generator.run(server.port, seconds, record);
@@ -143,7 +150,7 @@ async function phase(generator: Generator, server: ServerProcess, sampler: Retur
 
 interface Row {
   database: string;
-  server: 'product' | 'floor';
+  server: ServerLabel;
   signupsPerSecond: number;
   p50: number;
   p99: number;
@@ -155,7 +162,11 @@ interface Row {
   rounds: Array<{ signupsPerSecond: number; p99: number }>;
 }
 
-function summarize(database: string, server: 'product' | 'floor', phases: Phase[], sampler: ReturnType<typeof memorySampler>): Row {
+/** The product, the product beside a client looping on refused sign-ins (--refused-sign-ins), the floor. */
+type ServerLabel = 'product' | 'product + refused sign-ins' | 'floor';
+const REFUSED_ROW: ServerLabel = 'product + refused sign-ins';
+
+function summarize(database: string, server: ServerLabel, phases: Phase[], sampler: ReturnType<typeof memorySampler>): Row {
   const elapsed = phases.reduce((s, p) => s + p.elapsed, 0);
   const statuses: Record<string, number> = {};
   for (const p of phases) for (const [status, n] of Object.entries(p.statuses)) statuses[status] = (statuses[status] ?? 0) + n;
@@ -272,17 +283,23 @@ async function benchDatabase(generator: Generator, spec: string): Promise<{ rows
         '\n',
     );
     process.stdout.write(`${target.label}: warm-up`);
-    await phase(generator, product, productMemory, options.warmup, true);
+    await phase(generator, product, productMemory, options.warmup, true, refused !== null);
     await phase(generator, floor, floorMemory, options.warmup, false);
     const productPhases: Phase[] = [];
+    const refusedPhases: Phase[] = [];
     const floorPhases: Phase[] = [];
     for (let round = 1; round <= options.rounds; round++) {
       process.stdout.write(`, round ${round}`);
       productPhases.push(await phase(generator, product, productMemory, options.seconds, true));
+      if (refused) refusedPhases.push(await phase(generator, product, productMemory, options.seconds, true, true));
       floorPhases.push(await phase(generator, floor, floorMemory, options.seconds, false));
     }
     process.stdout.write(pressure === null ? '\n' : `; CPU pressure meanwhile ${pct(cpuPressure() ?? 0)}\n`);
-    const rows = [summarize(target.label, 'product', productPhases, productMemory), summarize(target.label, 'floor', floorPhases, floorMemory)];
+    const rows = [
+      summarize(target.label, 'product', productPhases, productMemory),
+      ...(refused ? [summarize(target.label, REFUSED_ROW, refusedPhases, productMemory)] : []),
+      summarize(target.label, 'floor', floorPhases, floorMemory),
+    ];
     productMemory.stop();
     floorMemory.stop();
 
@@ -357,10 +374,11 @@ console.log(
     `product: node ${mainJs.startsWith(process.cwd() + path.sep) ? path.relative(process.cwd(), mainJs) : mainJs} (${options.label ?? gitDescription(options.root)}), TRUST_PROXY=1, LOG_LEVEL=${options.logLevel} (to /dev/null)`,
     `SQLite files in ${workDir} (${fileSystemType(workDir) ?? 'unknown file system'})`,
     `load: ${options.connections} keep-alive connections, one request in flight each, a fresh address and a random public client IP per request (${pct(options.ipv6Share)} IPv6)`,
-    ...(refused ? ['beside the product: one client looping on refused sign-ins (POST /auth/v1/token, one address, one keep-alive connection)'] : []),
     options.profile
       ? `phases: warm-up ${options.warmup} s, then ${options.profileSeconds} s profiled`
-      : `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, floor ${options.seconds} s)`,
+      : refused
+        ? `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, product + a client looping on refused sign-ins ${options.seconds} s, floor ${options.seconds} s)`
+        : `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, floor ${options.seconds} s)`,
     'CPU columns are shares of one core (the machine has ' + os.cpus().length + '); the generator shares the cores with the server.',
     '',
   ].join('\n'),
@@ -393,7 +411,12 @@ if (options.profile) console.log(profiles.join('\n\n'));
 else printTable(rows);
 if (refused) {
   const total = Object.values(refused.statuses).reduce((sum, n) => sum + n, 0);
-  console.log(`\nrefused sign-ins beside the product: ${fmt(total)} requests in ${fmt(refused.seconds(), 1)} s (${fmt(total / Math.max(refused.seconds(), 1e-9))}/s), ${otherStatuses(refused.statuses)}`);
+  console.log(`\nrefused sign-ins beside the product (its "${REFUSED_ROW}" phases and warm-up): ${fmt(total)} requests in ${fmt(refused.seconds(), 1)} s (${fmt(total / Math.max(refused.seconds(), 1e-9))}/s), ${otherStatuses(refused.statuses)}`);
+  for (const row of rows.filter((r) => r.server === REFUSED_ROW)) {
+    const plain = rows.find((r) => r.database === row.database && r.server === 'product')!;
+    const change = (a: number, b: number) => `${a >= b ? '+' : ''}${fmt(((a - b) / b) * 100, 1)}%`;
+    console.log(`  ${row.database}: signups/s ${change(row.signupsPerSecond, plain.signupsPerSecond)}, p99 ${change(row.p99, plain.p99)} against the product alone`);
+  }
 }
 if (flags.json) fs.writeFileSync(flags.json, JSON.stringify({ options, machine: machineDescription(), rows, profiles, refusedSignIns: refused?.statuses ?? null }, null, 2));
 

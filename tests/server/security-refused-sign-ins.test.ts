@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AuthService } from '../../src/server/auth/service.js';
 import { SIGN_IN_AUDIT_ROWS_PER_CLIENT } from '../../src/server/auth/sign-in-audit.js';
 import { rawSqliteOf } from '../../src/server/db/database.js';
-import { memoryStore } from '../../src/server/rate-limit/index.js';
+import { hitUnlessOver, memoryStore, overLimitMemo, type RateLimitStore } from '../../src/server/rate-limit/index.js';
 import { TEST_DIALECTS, type TestDialect } from '../support/databases.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -50,7 +50,8 @@ describe.each(TEST_DIALECTS)('refused sign-ins (%s)', (dialect: TestDialect) => 
     // The first refusal of the window writes its audit record.
     expect((await attempt(app, 'c@example.com')).statusCode).toBe(429);
     const before = await snapshot(app);
-    for (let i = 0; i < 40; i++) {
+    // From the third refusal on, each waits a second before its 429 (a looping client is slowed down): a few suffice here.
+    for (let i = 0; i < 6; i++) {
       const res = await attempt(app, `guess${i}@example.com`);
       expect(res.statusCode).toBe(429);
       expect(res.json()).toEqual({ code: 'over_request_rate_limit', message: 'Request rate limit reached' });
@@ -81,12 +82,13 @@ describe.each(TEST_DIALECTS)('refused sign-ins (%s)', (dialect: TestDialect) => 
     current = await createTestApp({}, { dialect });
     const { app, config } = current;
     let now = Date.parse('2026-12-01T10:00:00.000Z');
+    const pauses: number[] = [];
     const service = new AuthService({
       db: app.database.db,
       config: { ...config.auth, ipAttemptLimit: { max: 1, windowMs: 60_000 }, accountFailureLimit: { max: 1000, windowMs: 900_000 } },
       limits: memoryStore({ now: () => now }),
       now: () => now,
-      sleep: async () => undefined,
+      sleep: async (ms) => void pauses.push(ms),
     });
     const signIn = (email: string) =>
       service.signInWithPassword({ email, password: 'wrong-password-x' }, { ip: IP, userAgent: null }).then(
@@ -101,6 +103,8 @@ describe.each(TEST_DIALECTS)('refused sign-ins (%s)', (dialect: TestDialect) => 
     now += 60_000; // a new window: one attempt counts, the next refusals are a record of their own
     expect(await signIn('second@example.com')).toBe('invalid_credentials');
     for (let i = 0; i < 3; i++) expect(await signIn(`again${i}@example.com`)).toBe('over_request_rate_limit');
+    // From its third refusal in a window, a client waits a second for each 429: a looping client is slowed to about one a second.
+    expect(pauses).toEqual(Array<number>(23 + 1).fill(1000)); // 23 in the first window, 1 in the second
     await service.close(); // writes the counts
 
     const rows = await app.database.db.selectFrom('audit_log').select(['action', 'actor_email', 'ip_address', 'detail']).where('action', '=', 'sign_in_refused').orderBy('created_at').execute();
@@ -121,6 +125,7 @@ describe.each(TEST_DIALECTS)('refused sign-ins (%s)', (dialect: TestDialect) => 
       config: { ...config.auth, ipAttemptLimit: { max: 0, windowMs: 10_000 } },
       limits: memoryStore({ now: () => now }),
       now: () => now,
+      sleep: async () => undefined,
     });
     let refused = 0;
     for (let w = 0; w < windows; w++) {
@@ -142,5 +147,27 @@ describe.each(TEST_DIALECTS)('refused sign-ins (%s)', (dialect: TestDialect) => 
     // No refusal goes uncounted.
     expect(mine.reduce((sum, d) => sum + d.count, 0)).toBe(windows * 3);
     expect(rows.filter((r) => r.ip_address === '203.0.113.9')).toHaveLength(1);
+  });
+
+  it('a client refused again and again is answered from memory after its second refusal: no read either, until its window ends', async () => {
+    let now = 1_000_000;
+    const store = memoryStore({ now: () => now });
+    const calls: string[] = [];
+    const counted: RateLimitStore = {
+      ...store,
+      peek: (key, limit) => (calls.push('peek'), store.peek(key, limit)),
+      hit: (key, limit) => (calls.push('hit'), store.hit(key, limit)),
+    };
+    const memo = { memo: overLimitMemo(), now: () => now };
+    const limit = { max: 2, windowMs: 60_000 };
+    const overs: boolean[] = [];
+    for (let i = 0; i < 10; i++) overs.push((await hitUnlessOver(counted, 'ip:x', limit, memo)).over);
+    expect(overs).toEqual([false, false, true, true, true, true, true, true, true, true]);
+    expect(calls).toEqual(['peek', 'hit', 'peek', 'hit', 'peek', 'peek']);
+    const state = await hitUnlessOver(counted, 'ip:x', limit, memo);
+    expect(state.resetInMs).toBe(60_000);
+    now += 60_000; // the window is over: counted again
+    expect((await hitUnlessOver(counted, 'ip:x', limit, memo)).over).toBe(false);
+    expect(calls.slice(6)).toEqual(['peek', 'hit']);
   });
 });

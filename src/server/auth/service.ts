@@ -15,6 +15,7 @@ import {
   hitUnlessOver,
   KNOWN_CLIENT_WINDOW_MS,
   limitKey,
+  overLimitMemo,
   retryAfterSeconds,
   type Limit,
   type RateLimitStore,
@@ -105,6 +106,9 @@ const SLOWDOWN_MAX_MS = 5000;
  * (AUTH_ACCOUNT_WINDOW_SECONDS, the per-client window, when that is longer).
  */
 const ACCOUNT_FAILURE_WINDOW_MS = 3_600_000;
+/** How long a client refused again and again waits for its next 429 (pauseRepeatedRefusal). */
+const REFUSAL_PAUSE_MS = 1000;
+const MAX_PAUSED_REFUSALS = 1000;
 /** Longest wait in an account's sign-in line (sign-in-line.ts): within REQUEST_TIMEOUT_MS's default 10 s. */
 const SIGN_IN_LINE_MAX_WAIT_MS = 8_000;
 
@@ -154,6 +158,9 @@ export class AuthService {
   private readonly chain: RefreshChain;
   private readonly signInAudit: SignInAudit;
   private readonly line = new SignInLine(SIGN_IN_LINE_MAX_WAIT_MS);
+  /** Client addresses over the per-IP limit, until their window ends: refused without a database read. */
+  private readonly ipsOver = overLimitMemo();
+  private pausedRefusals = 0;
   /** The account-wide failures' window: per hour, from every client together. */
   private readonly accountWide: Limit;
 
@@ -194,13 +201,15 @@ export class AuthService {
     // until a success resets it, so parallel guesses cannot slip past a check-then-count race, and
     // a stranger's guesses block only the stranger. Account-wide, failures from anywhere only slow
     // sign-in down, so the right password from another address still works (ASVS 2.2.1).
-    // A client already over a limit is refused from a read, and its refusals of the window are one
-    // audit record with a count: a client looping on a refused sign-in costs no write per request.
+    // A client already over a limit is refused from a read (over the per-IP limit, from memory), and
+    // its refusals of the window are one audit record with a count: a client looping on a refused
+    // sign-in costs no write per request.
     const normalized = email.toLowerCase();
     const address = client.ip ? rateLimitAddress(client.ip) : '';
     const event: SignInEvent = { email: normalized.replace(CONTROL_CHARS_ALL, ''), ip: client.ip, client: address };
     if (address !== '') {
-      const ipState = await hitUnlessOver(this.limits, limitKey('ip', address), this.config.ipAttemptLimit);
+      const ipState = await hitUnlessOver(this.limits, limitKey('ip', address), this.config.ipAttemptLimit, { memo: this.ipsOver, now: this.now });
+      if (ipState.remembered) await this.pauseRepeatedRefusal();
       if (ipState.over) await this.refuseSignIn(event, 'ip_rate_limited', ipState);
     }
     const keys = accountLimitKeys(normalized);
@@ -267,6 +276,23 @@ export class AuthService {
     });
     const response = await this.sessionResponse(updatedUser, session, refreshToken);
     return { ...response, weak_password: weak ? { message: weak.message, reasons: weak.reasons } : null };
+  }
+
+  /**
+   * A client refused again and again (past its per-IP limit, and told so twice already) waits
+   * REFUSAL_PAUSE_MS for its next 429: a client looping on a refused sign-in then sends about one
+   * request a second per connection, instead of as many as the server can answer, each costing the
+   * event loop what any answer costs (finding 2). At most MAX_PAUSED_REFUSALS wait at once; past
+   * them the refusal is immediate (no memory held without bound).
+   */
+  private async pauseRepeatedRefusal(): Promise<void> {
+    if (this.pausedRefusals >= MAX_PAUSED_REFUSALS) return;
+    this.pausedRefusals += 1;
+    try {
+      await this.sleep(REFUSAL_PAUSE_MS);
+    } finally {
+      this.pausedRefusals -= 1;
+    }
   }
 
   /** Audits a sign-in refused by a limit (counted into the client's record of the window) and throws its 429. */

@@ -9,7 +9,7 @@ import { KNOWN_CLIENT_WINDOW_MS, type RateLimitStore } from './store.js';
 export { databaseStore } from './database.js';
 export { memoryStore } from './memory.js';
 export { DEFAULT_REDIS_PREFIX, redisStore } from './redis.js';
-export { accountLimitKeys, hitUnlessOver, KNOWN_CLIENT_WINDOW_MS, limitKey, retryAfterSeconds, type Limit, type LimitKind, type RateLimitStore, type WindowState } from './store.js';
+export { accountLimitKeys, hitUnlessOver, KNOWN_CLIENT_WINDOW_MS, limitKey, overLimitMemo, retryAfterSeconds, type OverLimitMemo, type Limit, type LimitKind, type RateLimitStore, type WindowState } from './store.js';
 
 type Log = Pick<FastifyBaseLogger, 'error' | 'info'>;
 
