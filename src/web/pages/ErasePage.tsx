@@ -1,13 +1,10 @@
-import { useEffect, useId, useState } from 'react';
+import { useId, useState } from 'react';
 import { siteContent } from '../../shared/site/content.js';
-import { PREFERENCES_ACTION_FIELD, type PreferencesAction, type PreferencesView } from '../../shared/waitlist/consent-contract.js';
+import { PREFERENCES_ACTION_FIELD, type PreferencesAction } from '../../shared/waitlist/consent-contract.js';
 import { ConfirmDialog } from '../ui/ConfirmDialog.js';
 import { buttonColors, buttonSizes } from '../ui/controls.js';
-import { eraseLink, readPreferences } from '../waitlist/link-actions.js';
-import { AddressLead, LinkPageView, useLinkPage } from './link-page-parts.js';
-
-const rowStyles = 'rounded-xl border border-white/10 bg-slate-950/40 p-4 text-left sm:p-5';
-const rowLayout = 'flex flex-col gap-4 sm:flex-row sm:items-center sm:justify-between';
+import { eraseLink } from '../waitlist/link-actions.js';
+import { AddressLead, LinkPageView, rowLayout, rowStyles, useLinkPage, useLinkView } from './link-page-parts.js';
 
 /**
  * The erasure link's page (/erase?token=…), e-mailed when the preferences page asks for it: it works
@@ -21,25 +18,10 @@ export function ErasePage() {
   const text = preferencesPage.erase;
   const page = useLinkPage<'erased'>();
   const { hydrated, token, showFailure } = page;
-  const [view, setView] = useState<PreferencesView | null>(null);
+  const view = useLinkView(page, 'erase');
   const [busy, setBusy] = useState(false);
   const [confirming, setConfirming] = useState(false);
   const hintId = useId();
-
-  useEffect(() => {
-    if (!token) return;
-    let active = true;
-    void readPreferences(token).then((answer) => {
-      if (!active) return;
-      // The other link's page: refused like a token for another purpose.
-      if (answer.ok && answer.value.link !== 'erase') showFailure('link_invalid');
-      else if (answer.ok) setView(answer.value);
-      else showFailure(answer.error);
-    });
-    return () => {
-      active = false;
-    };
-  }, [token, showFailure]);
 
   async function erase() {
     if (busy || !token) return;

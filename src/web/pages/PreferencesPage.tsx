@@ -1,18 +1,15 @@
-import { useEffect, useId, useRef, useState, type ReactNode, type RefObject } from 'react';
+import { useEffect, useId, useRef, useState, type RefObject } from 'react';
 import { siteContent } from '../../shared/site/content.js';
 import {
   PREFERENCES_ACTION_FIELD,
   type EraseLinkSent,
   type PreferencesAction,
-  type PreferencesView,
   type UnsubscribeOutcome,
 } from '../../shared/waitlist/consent-contract.js';
 import { buttonColors, buttonSizes, SpinnerIcon } from '../ui/controls.js';
-import { readPreferences, requestEraseLink, unsubscribeLink, type LinkAnswer } from '../waitlist/link-actions.js';
-import { AddressLead, LinkPageView, StatusIcon, useLinkPage } from './link-page-parts.js';
+import { requestEraseLink, unsubscribeLink, type LinkAnswer } from '../waitlist/link-actions.js';
+import { AddressLead, LinkPageView, rowLayout, rowStyles, StatusIcon, useLinkPage, useLinkView } from './link-page-parts.js';
 
-const rowStyles = 'rounded-xl border border-white/10 bg-slate-950/40 p-4 text-left sm:p-5';
-const rowLayout = 'flex flex-col gap-4 sm:flex-row sm:items-center sm:justify-between';
 const busyButton = 'aria-disabled:cursor-wait aria-disabled:opacity-70';
 
 /** An action's outcome in place of its row, its heading focused (it replaces the button that had focus). */
@@ -33,26 +30,28 @@ function DoneRow({ headingRef, title, message }: { headingRef: RefObject<HTMLHea
 /** A row: what the action does, and its button (a form submit until hydrated: the no-JavaScript path). */
 function ActionRow(props: {
   action: PreferencesAction;
-  explanation: string;
-  label: ReactNode;
+  words: { explanation: string; button: string; busy: string };
   hydrated: boolean;
-  busy: boolean;
+  /** The action running, if any: this row's button shows it is busy, every row's is disabled. */
+  busy: PreferencesAction | null;
   onClick: () => void;
 }) {
+  const { action, words, busy } = props;
   const hintId = useId();
   const className = `${buttonColors.secondary} ${buttonSizes.md} shrink-0`;
   return (
     <div className={`${rowStyles} ${rowLayout}`}>
       <p id={hintId} className="text-sm text-slate-300">
-        {props.explanation}
+        {words.explanation}
       </p>
       {props.hydrated ? (
-        <button type="button" onClick={props.onClick} aria-disabled={props.busy} aria-describedby={hintId} className={`${className} ${busyButton}`}>
-          {props.label}
+        <button type="button" onClick={props.onClick} aria-disabled={busy !== null} aria-describedby={hintId} className={`${className} ${busyButton}`}>
+          {busy === action && <SpinnerIcon />}
+          {busy === action ? words.busy : words.button}
         </button>
       ) : (
-        <button type="submit" name={PREFERENCES_ACTION_FIELD} value={props.action} aria-describedby={hintId} className={className}>
-          {props.label}
+        <button type="submit" name={PREFERENCES_ACTION_FIELD} value={action} aria-describedby={hintId} className={className}>
+          {words.button}
         </button>
       )}
     </div>
@@ -72,27 +71,12 @@ export function PreferencesPage() {
   const { preferencesPage: text } = siteContent;
   const page = useLinkPage<never>();
   const { hydrated, token, showFailure } = page;
-  const [view, setView] = useState<PreferencesView | null>(null);
+  const view = useLinkView(page, 'manage');
   const [busy, setBusy] = useState<PreferencesAction | null>(null);
   const [unsubscribed, setUnsubscribed] = useState<UnsubscribeOutcome | null>(null);
   const [eraseLinkSent, setEraseLinkSent] = useState<EraseLinkSent | null>(null);
   const unsubscribedHeadingRef = useRef<HTMLHeadingElement>(null);
   const sentHeadingRef = useRef<HTMLHeadingElement>(null);
-
-  useEffect(() => {
-    if (!token) return;
-    let active = true;
-    void readPreferences(token).then((answer) => {
-      if (!active) return;
-      // The other link's page: refused like a token for another purpose.
-      if (answer.ok && answer.value.link !== 'manage') showFailure('link_invalid');
-      else if (answer.ok) setView(answer.value);
-      else showFailure(answer.error);
-    });
-    return () => {
-      active = false;
-    };
-  }, [token, showFailure]);
 
   useEffect(() => {
     if (unsubscribed) unsubscribedHeadingRef.current?.focus();
@@ -113,13 +97,6 @@ export function PreferencesPage() {
 
   const unsubscribeResult = unsubscribed ?? (view?.status === 'unsubscribed' ? 'already_unsubscribed' : null);
   const unsubscribeDone = unsubscribeResult === 'unsubscribed' ? text.unsubscribe.done : text.unsubscribe.already;
-  const label = (action: PreferencesAction, idle: string, working: string) => (
-    <>
-      {busy === action && <SpinnerIcon />}
-      {busy === action ? working : idle}
-    </>
-  );
-
   return (
     <LinkPageView
       state={page}
@@ -135,26 +112,12 @@ export function PreferencesPage() {
         {unsubscribeResult ? (
           <DoneRow headingRef={unsubscribedHeadingRef} title={unsubscribeDone.title} message={unsubscribeDone.message} />
         ) : (
-          <ActionRow
-            action="unsubscribe"
-            explanation={text.unsubscribe.explanation}
-            label={label('unsubscribe', text.unsubscribe.button, text.unsubscribe.busy)}
-            hydrated={hydrated}
-            busy={busy !== null}
-            onClick={() => void run('unsubscribe', unsubscribeLink, setUnsubscribed)}
-          />
+          <ActionRow action="unsubscribe" words={text.unsubscribe} hydrated={hydrated} busy={busy} onClick={() => void run('unsubscribe', unsubscribeLink, setUnsubscribed)} />
         )}
         {eraseLinkSent ? (
           <DoneRow headingRef={sentHeadingRef} title={text.eraseLink.sent.title} message={text.eraseLink.sent.message.replace('{email}', eraseLinkSent.email)} />
         ) : (
-          <ActionRow
-            action="erase"
-            explanation={text.eraseLink.explanation}
-            label={label('erase', text.eraseLink.button, text.eraseLink.busy)}
-            hydrated={hydrated}
-            busy={busy !== null}
-            onClick={() => void run('erase', requestEraseLink, setEraseLinkSent)}
-          />
+          <ActionRow action="erase" words={text.eraseLink} hydrated={hydrated} busy={busy} onClick={() => void run('erase', requestEraseLink, setEraseLinkSent)} />
         )}
       </form>
     </LinkPageView>
