@@ -35,6 +35,12 @@
  *   --profile / BENCH_PROFILE=1         profile mode: --cpu-prof, one phase of --profile-seconds (10), no floor;
  *                                       the .cpuprofile is kept in bench-results/signup-profile/
  *   --label / BENCH_LABEL               names the build in the header (default: its git commit)
+ *   --refused-sign-ins / BENCH_REFUSED_SIGN_INS=1
+ *                                       each round also loads the product while one more client loops on
+ *                                       refused sign-ins (POST /auth/v1/token, wrong password, one address,
+ *                                       one keep-alive connection; lib/refused-sign-ins.ts): rounds of
+ *                                       product, product + refused sign-ins, floor, so the two product rows
+ *                                       see the same machine; the table gets a row for each.
  *   --json FILE                         also write the results as JSON
  * Other environment variables reach the product unchanged (REDIS_URL=… benchmarks Redis counters).
  */
@@ -51,6 +57,7 @@ import { emptyHistogram, mergeHistograms, quantileMs } from './lib/histogram.js'
 import type { PhaseResult } from './lib/load-generator.js';
 import { databaseSpecs, fmt, gitDescription, numberOption, otherStatuses, prepareTarget, removeWorkDir, startGenerator, type Generator, type Target } from './lib/harness.js';
 import { sqliteCommitRate } from './lib/disk.js';
+import { refusedSignIns } from './lib/refused-sign-ins.js';
 import { cpuPressure, cpuSeconds, fileSystemType, machineDescription, memorySampler } from './lib/proc.js';
 import {
   freePort,
@@ -77,6 +84,7 @@ const { values: flags } = parseArgs({
     'profile-seconds': { type: 'string' },
     json: { type: 'string' },
     label: { type: 'string' },
+    'refused-sign-ins': { type: 'boolean' },
   },
 });
 const options = {
@@ -91,6 +99,7 @@ const options = {
   profileSeconds: numberOption(flags['profile-seconds'], process.env.BENCH_PROFILE_SECONDS, 10),
   /** Names the build in the header (default: its git commit). */
   label: flags.label ?? process.env.BENCH_LABEL,
+  refusedSignIns: flags['refused-sign-ins'] ?? ['1', 'true'].includes(process.env.BENCH_REFUSED_SIGN_INS ?? ''),
 };
 
 const mainJs = path.join(options.root, 'dist/server/main.js');
@@ -118,18 +127,30 @@ interface Phase extends PhaseResult {
   serverCpuSeconds: number;
 }
 
-async function phase(generator: Generator, server: ServerProcess, sampler: ReturnType<typeof memorySampler>, seconds: number, record: boolean): Promise<Phase> {
+/** The client looping on refused sign-ins beside the product's phases (--refused-sign-ins), or null. */
+const refused = options.refusedSignIns ? refusedSignIns() : null;
+
+async function phase(
+  generator: Generator,
+  server: ServerProcess,
+  sampler: ReturnType<typeof memorySampler>,
+  seconds: number,
+  record: boolean,
+  withRefusedSignIns = false,
+): Promise<Phase> {
+  if (withRefusedSignIns) refused?.start(server.port);
   sampler.open();
   const cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
   const result = await generator.run(server.port, seconds, record);
   const cpuAfter = cpuSeconds(server.pid) ?? Number.NaN;
   sampler.close();
+  await refused?.stop();
   return { ...result, serverCpuSeconds: cpuAfter - cpuBefore };
 }
 
 interface Row {
   database: string;
-  server: 'product' | 'floor';
+  server: ServerLabel;
   signupsPerSecond: number;
   p50: number;
   p99: number;
@@ -141,7 +162,11 @@ interface Row {
   rounds: Array<{ signupsPerSecond: number; p99: number }>;
 }
 
-function summarize(database: string, server: 'product' | 'floor', phases: Phase[], sampler: ReturnType<typeof memorySampler>): Row {
+/** The product, the product beside a client looping on refused sign-ins (--refused-sign-ins), the floor. */
+type ServerLabel = 'product' | 'product + refused sign-ins' | 'floor';
+const REFUSED_ROW: ServerLabel = 'product + refused sign-ins';
+
+function summarize(database: string, server: ServerLabel, phases: Phase[], sampler: ReturnType<typeof memorySampler>): Row {
   const elapsed = phases.reduce((s, p) => s + p.elapsed, 0);
   const statuses: Record<string, number> = {};
   for (const p of phases) for (const [status, n] of Object.entries(p.statuses)) statuses[status] = (statuses[status] ?? 0) + n;
@@ -258,17 +283,23 @@ async function benchDatabase(generator: Generator, spec: string): Promise<{ rows
         '\n',
     );
     process.stdout.write(`${target.label}: warm-up`);
-    await phase(generator, product, productMemory, options.warmup, true);
+    await phase(generator, product, productMemory, options.warmup, true, refused !== null);
     await phase(generator, floor, floorMemory, options.warmup, false);
     const productPhases: Phase[] = [];
+    const refusedPhases: Phase[] = [];
     const floorPhases: Phase[] = [];
     for (let round = 1; round <= options.rounds; round++) {
       process.stdout.write(`, round ${round}`);
       productPhases.push(await phase(generator, product, productMemory, options.seconds, true));
+      if (refused) refusedPhases.push(await phase(generator, product, productMemory, options.seconds, true, true));
       floorPhases.push(await phase(generator, floor, floorMemory, options.seconds, false));
     }
     process.stdout.write(pressure === null ? '\n' : `; CPU pressure meanwhile ${pct(cpuPressure() ?? 0)}\n`);
-    const rows = [summarize(target.label, 'product', productPhases, productMemory), summarize(target.label, 'floor', floorPhases, floorMemory)];
+    const rows = [
+      summarize(target.label, 'product', productPhases, productMemory),
+      ...(refused ? [summarize(target.label, REFUSED_ROW, refusedPhases, productMemory)] : []),
+      summarize(target.label, 'floor', floorPhases, floorMemory),
+    ];
     productMemory.stop();
     floorMemory.stop();
 
@@ -345,7 +376,9 @@ console.log(
     `load: ${options.connections} keep-alive connections, one request in flight each, a fresh address and a random public client IP per request (${pct(options.ipv6Share)} IPv6)`,
     options.profile
       ? `phases: warm-up ${options.warmup} s, then ${options.profileSeconds} s profiled`
-      : `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, floor ${options.seconds} s)`,
+      : refused
+        ? `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, product + a client looping on refused sign-ins ${options.seconds} s, floor ${options.seconds} s)`
+        : `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, floor ${options.seconds} s)`,
     'CPU columns are shares of one core (the machine has ' + os.cpus().length + '); the generator shares the cores with the server.',
     '',
   ].join('\n'),
@@ -376,7 +409,16 @@ try {
 console.log('');
 if (options.profile) console.log(profiles.join('\n\n'));
 else printTable(rows);
-if (flags.json) fs.writeFileSync(flags.json, JSON.stringify({ options, machine: machineDescription(), rows, profiles }, null, 2));
+if (refused) {
+  const total = Object.values(refused.statuses).reduce((sum, n) => sum + n, 0);
+  console.log(`\nrefused sign-ins beside the product (its "${REFUSED_ROW}" phases and warm-up): ${fmt(total)} requests in ${fmt(refused.seconds(), 1)} s (${fmt(total / Math.max(refused.seconds(), 1e-9))}/s), ${otherStatuses(refused.statuses)}`);
+  for (const row of rows.filter((r) => r.server === REFUSED_ROW)) {
+    const plain = rows.find((r) => r.database === row.database && r.server === 'product')!;
+    const change = (a: number, b: number) => `${a >= b ? '+' : ''}${fmt(((a - b) / b) * 100, 1)}%`;
+    console.log(`  ${row.database}: signups/s ${change(row.signupsPerSecond, plain.signupsPerSecond)}, p99 ${change(row.p99, plain.p99)} against the product alone`);
+  }
+}
+if (flags.json) fs.writeFileSync(flags.json, JSON.stringify({ options, machine: machineDescription(), rows, profiles, refusedSignIns: refused?.statuses ?? null }, null, 2));
 
 if (failures.length > 0) {
   console.error(`\nFAILED: acknowledged signups missing from the database\n${failures.map((f) => `  ${f}`).join('\n')}`);

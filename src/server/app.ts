@@ -5,12 +5,13 @@ import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { registerErrorHandler } from './http/errors.js';
 import { registerSecurity } from './http/security.js';
+import { registerCrossSiteGuard } from './http/cross-site.js';
 import { healthRoutes } from './http/health.js';
-import { OneLinePerRequest } from './http/request-log.js';
+import { OneLinePerRequest, withRedactedUrls } from './http/request-log.js';
 import { createGeolocator, type Geolocator } from './geolocation/geolocator.js';
 import { waitlistRoutes } from './signup/routes.js';
 import type { SignupBatchHooks } from './signup/batcher.js';
-import { consentRoutes, withLinkTokensRedacted } from './consent/routes.js';
+import { consentRoutes } from './consent/routes.js';
 import { adminWaitlistRoutes } from './admin/routes.js';
 import { adminInsightsRoutes } from './insights/routes.js';
 import { exportRoutes } from './export/routes.js';
@@ -70,8 +71,8 @@ function toFastifyTrustProxy(value: TrustProxy): boolean | string[] | ((address:
 /** Builds the whole application without listening: migrations run before the first request. */
 export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    // E-mail links carry a token in their query: request log lines show it redacted.
-    logger: withLinkTokensRedacted(options.logger ?? { level: config.logLevel }),
+    // E-mail links carry a token in their query, the admin's list its search: request log lines show them redacted.
+    logger: withRedactedUrls(options.logger ?? { level: config.logLevel }),
     // One line per request, when it completes (http/request-log.ts).
     logController: new OneLinePerRequest(),
     trustProxy: toFastifyTrustProxy(config.trustProxy),
@@ -133,6 +134,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   registerErrorHandler(app);
   registerAdminGuard(app);
   await registerSecurity(app);
+  // Before the routes: a state-changing request from another site is refused before its body is read.
+  registerCrossSiteGuard(app, { publicUrl: config.publicUrl, embedOrigins: config.embedOrigins });
   await app.register(healthRoutes);
   await app.register(waitlistRoutes, {
     geolocator,

@@ -65,6 +65,11 @@ export interface AppConfig {
   };
   /** The site's public origin (PUBLIC_URL, e.g. `https://example.com`): links in e-mails are built from it, never from a Host header. */
   publicUrl: string | null;
+  /**
+   * EMBED_ORIGINS: other sites' origins the public signup form may be posted from (a form embedded
+   * on a partner's page). Every other state-changing request from another site is refused (http/cross-site.ts).
+   */
+  embedOrigins: string[];
   /** Outgoing e-mail (src/server/mail); null without SMTP_URL: no worker, no e-mail. */
   mail: MailConfig | null;
   /** Double opt-in and the e-mails around an entry (src/server/waitlist). */
@@ -243,6 +248,19 @@ const envSchema = z.object({
       }
       return origin;
     }),
+  EMBED_ORIGINS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const listed = (v ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+      const origins = listed.map(parsePublicUrl);
+      const bad = listed.filter((_, i) => origins[i] === null);
+      if (bad.length > 0) {
+        ctx.addIssue({ code: 'custom', message: `must be comma-separated http(s) origins without a path, e.g. https://partner.example,https://www.partner.example; not ${bad.map((b) => `"${b}"`).join(', ')}` });
+        return z.NEVER;
+      }
+      return [...new Set(origins as string[])];
+    }),
   SMTP_URL: z
     .string()
     .optional()
@@ -387,6 +405,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       mfa: e.ADMIN_MFA,
     },
     publicUrl: e.PUBLIC_URL,
+    embedOrigins: e.EMBED_ORIGINS,
     mail,
     consent: {
       confirmation: e.SIGNUP_CONFIRMATION,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { expect, test, type Browser, type BrowserContext, type ConsoleMessage, type Page } from '@playwright/test';
 import { createSecretBox } from '../../src/server/crypto/secret-box.js';
 import { createLinkToken } from '../../src/server/consent/links.js';
-import { siteContent } from '../../src/shared/site/content.js';
+import { emailContent, siteContent } from '../../src/shared/site/content.js';
 import { LINK_ERRORS, PREFERENCES_API_PATH } from '../../src/shared/waitlist/consent-contract.js';
 import type { EntryStatus } from '../../src/shared/waitlist/entry.js';
 import { mailParts } from '../support/mime.js';
@@ -15,12 +15,15 @@ import { expectNoAxeViolations, screenshotView, startE2eServer, uniqueAdminEmail
  * The public pages of double opt-in in Chromium, against a server of their own (the production
  * build, SIGNUP_CONFIRMATION=required, e-mail to a real SMTP server started here): the thanks page's
  * check-inbox line, the links taken from the e-mails as received, the Confirm page (opening it changes
- * nothing, the button does), the e-mail preferences page (unsubscribe, erase after a dialog), forged,
- * expired and missing tokens, and both pages' forms without JavaScript.
+ * nothing, the button does), the e-mail preferences page (unsubscribe; the address masked; erasure by
+ * a fresh link it e-mails, whose page erases after a dialog: security review, finding 6), forged,
+ * expired and missing tokens, and the pages' forms without JavaScript.
  */
 
-const { thanks, confirmPage, preferencesPage } = siteContent;
+const { thanks, confirmPage, preferencesPage, erasePage } = siteContent;
 const uniqueEmail = (label: string) => `${label}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+/** How the link pages show an address (consent/service.ts maskEmail): `p•••@example.com`. */
+const masked = (email: string) => `${email[0]}•••${email.slice(email.indexOf('@'))}`;
 
 let smtp: TestSmtpServer;
 let server: E2eServer;
@@ -73,10 +76,19 @@ function textPart(mail: ReceivedMail): string {
   return text;
 }
 
-/** The message the SMTP server received for `address` (waits for the outbox worker). */
-async function mailTo(address: string): Promise<ReceivedMail> {
-  await expect.poll(() => smtp.messages.some((m) => m.to.includes(address)), { timeout: 15_000 }).toBe(true);
-  return smtp.messages.find((m) => m.to.includes(address))!;
+/** The message the SMTP server received for `address` (waits for the outbox worker); the first, or the first whose subject has `subject`. */
+async function mailTo(address: string, subject?: string): Promise<ReceivedMail> {
+  const matches = (m: ReceivedMail) => m.to.includes(address) && (subject === undefined || (m.header('subject') ?? '').includes(subject));
+  await expect.poll(() => smtp.messages.some(matches), { timeout: 15_000 }).toBe(true);
+  return smtp.messages.find(matches)!;
+}
+
+/** The erasure link of the erasure e-mail sent to `address` (the preferences page asked for it). */
+async function erasureLink(address: string): Promise<string> {
+  const mail = await mailTo(address, emailContent.erasure.heading);
+  const link = new RegExp(`${server.baseUrl.replace(/[.]/g, '\\.')}/erase\\?token=[A-Za-z0-9._-]+`).exec(textPart(mail))?.[0];
+  if (!link) throw new Error(`no erasure link in the e-mail to ${address}:\n${mail.raw}`);
+  return link;
 }
 
 interface Links {
@@ -258,15 +270,18 @@ async function confirmAndCheck(page: Page, links: Links) {
   expect(messages.map((m) => m.text())).toEqual([]);
 }
 
-test('the preferences page: the address, Unsubscribe, then Erase my data after the dialog', async ({ page }) => {
+test('the preferences page: the address masked, Unsubscribe, then an erasure link by e-mail, whose page erases after the dialog', async ({ page }) => {
   const messages = watchConsole(page);
   const { email, links } = await pendingSignup('prefs');
 
   await page.goto(links.manage);
   await expect(resultHeading(page, preferencesPage.title)).toBeVisible();
-  await expect(page.getByText(email)).toBeVisible();
+  await expect(page.getByText(masked(email))).toBeVisible();
+  await expect(page.getByText(email)).toHaveCount(0);
   await expect(page.getByText(preferencesPage.unsubscribe.explanation)).toBeVisible();
-  await expect(page.getByText(preferencesPage.erase.explanation)).toBeVisible();
+  await expect(page.getByText(preferencesPage.eraseLink.explanation)).toBeVisible();
+  // The manage link does not erase: no erase button here.
+  await expect(page.getByRole('button', { name: preferencesPage.erase.button, exact: true })).toHaveCount(0);
   expect(await statusOf(links)).toBe('pending');
   await expectNoAxeViolations(page);
   await screenshotView(page, 'preferences');
@@ -282,10 +297,23 @@ test('the preferences page: the address, Unsubscribe, then Erase my data after t
   // Opened again later: the page says so instead of offering the button.
   await page.reload();
   await expect(page.getByRole('heading', { level: 2, name: preferencesPage.unsubscribe.already.title })).toBeVisible();
-  await expect(page.getByText(email)).toBeVisible();
+  await expect(page.getByText(masked(email))).toBeVisible();
 
-  // Erase asks first; Cancel changes nothing and gives focus back to the button.
-  const eraseButton = page.getByRole('button', { name: preferencesPage.erase.button });
+  // Erasure: the page e-mails a fresh link (to an unsubscribed address too).
+  await page.getByRole('button', { name: preferencesPage.eraseLink.button }).click();
+  await expect(page.getByRole('heading', { level: 2, name: preferencesPage.eraseLink.sent.title })).toBeFocused();
+  await expect(page.getByText(preferencesPage.eraseLink.sent.message.replace('{email}', masked(email)))).toBeVisible();
+  expect(await statusOf(links)).toBe('unsubscribed');
+  await expectNoAxeViolations(page);
+  await screenshotView(page, 'preferences-erase-link-sent');
+
+  // The e-mailed link's page: whose it is, and Erase asks first; Cancel changes nothing and gives focus back to the button.
+  await page.goto(await erasureLink(email));
+  await waitForHydration(page);
+  await expect(resultHeading(page, erasePage.title)).toBeVisible();
+  await expect(page.getByText(masked(email))).toBeVisible();
+  await expect(page.getByText(preferencesPage.erase.explanation)).toBeVisible();
+  const eraseButton = page.getByRole('button', { name: preferencesPage.erase.button, exact: true });
   await eraseButton.click();
   const dialog = page.getByRole('alertdialog', { name: preferencesPage.erase.confirmTitle });
   await expect(dialog).toBeVisible();
@@ -298,17 +326,19 @@ test('the preferences page: the address, Unsubscribe, then Erase my data after t
   await eraseButton.click();
   await expect(dialog).toBeVisible();
   await expectNoAxeViolations(page);
-  await screenshotView(page, 'preferences-erase-dialog');
+  await screenshotView(page, 'erase-dialog');
   await dialog.getByRole('button', { name: preferencesPage.erase.confirmButton }).click();
   await expect(resultHeading(page, preferencesPage.erase.done.title)).toBeFocused();
   await expect(page.getByText(preferencesPage.erase.done.message)).toBeVisible();
   expect(await statusOf(links)).toBe('gone');
   await expectNoAxeViolations(page);
-  await screenshotView(page, 'preferences-erased');
+  await screenshotView(page, 'erased');
   expect(messages.map((m) => m.text())).toEqual([]);
 
-  // The link after the erasure: nothing left to change (the browser logs the API's 404).
+  // The links after the erasure: nothing left to change (the browser logs the API's 404).
   await page.reload();
+  await expect(resultHeading(page, LINK_ERRORS.entry_gone.title)).toBeVisible();
+  await page.goto(links.manage);
   await expect(resultHeading(page, LINK_ERRORS.entry_gone.title)).toBeVisible();
   await expect(page.getByText(LINK_ERRORS.entry_gone.message)).toBeVisible();
   await screenshotView(page, 'preferences-entry-gone');
@@ -351,6 +381,25 @@ test('a forged, an expired and a missing token: a clear page, nothing changed', 
   await screenshotView(page, 'preferences-link-invalid');
   expect(await statusOf(links)).toBe('pending');
 
+  // An expired manage link and an expired erasure link: each page says so as soon as it opens.
+  const manageExpired = createLinkToken(createSecretBox(secretKey), { entryId: entryIdOf(confirmToken), purpose: 'manage', expiresAt: Math.floor(Date.now() / 1000) - 60 });
+  await page.goto(`${server.baseUrl}/unsubscribe?token=${manageExpired}`);
+  await expect(resultHeading(page, LINK_ERRORS.manage_link_expired.title)).toBeVisible();
+  await expect(page.getByText(LINK_ERRORS.manage_link_expired.message)).toBeVisible();
+  await expect(page.getByRole('button')).toHaveCount(0);
+  await expectNoAxeViolations(page);
+  await screenshotView(page, 'preferences-link-expired');
+  const eraseExpired = createLinkToken(createSecretBox(secretKey), { entryId: entryIdOf(confirmToken), purpose: 'erase', expiresAt: Math.floor(Date.now() / 1000) - 60 });
+  await page.goto(`${server.baseUrl}/erase?token=${eraseExpired}`);
+  await expect(resultHeading(page, LINK_ERRORS.erase_link_expired.title)).toBeVisible();
+  await expect(page.getByText(LINK_ERRORS.erase_link_expired.message)).toBeVisible();
+  await expect(page.getByRole('button')).toHaveCount(0);
+  await screenshotView(page, 'erase-link-expired');
+  // A manage link is not an erasure link.
+  await page.goto(`${server.baseUrl}/erase?token=${tokenOf(links.manage)}`);
+  await expect(resultHeading(page, LINK_ERRORS.link_invalid.title)).toBeVisible();
+  expect(await statusOf(links)).toBe('pending');
+
   // No token at all: the missing-token text and no buttons.
   await page.goto(`${server.baseUrl}/confirm`);
   await expect(page.getByText(confirmPage.missingToken)).toBeVisible();
@@ -361,6 +410,9 @@ test('a forged, an expired and a missing token: a clear page, nothing changed', 
   await expect(page.getByText(preferencesPage.missingToken)).toBeVisible();
   await expect(page.getByRole('button')).toHaveCount(0);
   await screenshotView(page, 'preferences-missing-token');
+  await page.goto(`${server.baseUrl}/erase`);
+  await expect(page.getByText(erasePage.missingToken)).toBeVisible();
+  await expect(page.getByRole('button')).toHaveCount(0);
 });
 
 test('a network failure is a toast, and the button can be used again', async ({ page }) => {
@@ -412,8 +464,8 @@ test.describe('without JavaScript', () => {
     await context.close();
   });
 
-  test('preferences: Unsubscribe, then Erase behind its "are you sure" disclosure', async ({ browser }) => {
-    const { links } = await pendingSignup('nojs-prefs');
+  test('preferences: Unsubscribe, then the erasure link by e-mail, whose page erases behind its "are you sure" disclosure', async ({ browser }) => {
+    const { email, links } = await pendingSignup('nojs-prefs');
     const { context, page } = await newPage(browser, { javaScriptEnabled: false });
 
     await page.goto(links.manage);
@@ -425,16 +477,24 @@ test.describe('without JavaScript', () => {
     await screenshotView(page, 'nojs-preferences-unsubscribed');
 
     await page.goto(links.manage);
+    await page.getByRole('button', { name: preferencesPage.eraseLink.button, exact: true }).click();
+    await expect(resultHeading(page, preferencesPage.eraseLink.sent.title)).toBeVisible();
+    await expect(page.getByText(preferencesPage.eraseLink.sent.message.replace('{email}', masked(email)))).toBeVisible();
+    expect(await statusOf(links)).toBe('unsubscribed');
+    await screenshotView(page, 'nojs-preferences-erase-link-sent');
+
+    await page.goto(await erasureLink(email));
+    await expect(page.getByText(erasePage.leadWithoutJs)).toBeVisible();
     const erase = page.getByRole('button', { name: preferencesPage.erase.confirmButton, exact: true });
     await expect(erase).toBeHidden();
     await page.getByText(preferencesPage.erase.button, { exact: true }).click();
     await expect(page.getByText(preferencesPage.erase.confirmDescription)).toBeVisible();
-    await screenshotView(page, 'nojs-preferences-erase-open');
+    await screenshotView(page, 'nojs-erase-open');
     expect(await statusOf(links)).toBe('unsubscribed');
     await erase.click();
     await expect(resultHeading(page, preferencesPage.erase.done.title)).toBeVisible();
     expect(await statusOf(links)).toBe('gone');
-    await screenshotView(page, 'nojs-preferences-erased');
+    await screenshotView(page, 'nojs-erased');
     await context.close();
   });
 
@@ -447,6 +507,11 @@ test.describe('without JavaScript', () => {
     await expect(page.getByRole('button', { name: confirmPage.button })).toBeVisible();
     await expectNoAxeViolations(page);
     await page.goto(links.manage);
+    await expect(page.getByRole('button', { name: preferencesPage.eraseLink.button })).toBeVisible();
+    await expectNoAxeViolations(page);
+    // The erasure page as prerendered (a signed erasure link, so nothing is sent by e-mail here).
+    const eraseToken = createLinkToken(createSecretBox(secretKey), { entryId: entryIdOf(tokenOf(links.confirm)), purpose: 'erase', expiresAt: Math.floor(Date.now() / 1000) + 3600 });
+    await page.goto(`${server.baseUrl}/erase?token=${eraseToken}`);
     await page.getByText(preferencesPage.erase.button, { exact: true }).click();
     await expect(page.getByText(preferencesPage.erase.confirmDescription)).toBeVisible();
     await expectNoAxeViolations(page);

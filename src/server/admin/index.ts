@@ -1,11 +1,12 @@
 /**
  * What other features take from the admin waitlist API (the declared interface; the import-graph
  * check lets them import nothing else of admin/): the filter of a query string or a body, checked
- * the same way everywhere (the insight panel, the export), and the skeleton of an audited action on
- * a selection.
+ * the same way everywhere (the insight panel, the export), the skeleton of an audited action on a
+ * selection, and how an audit record keeps a filter (auditedFilter: the search as a keyed hash).
  */
 export {
   auditedAction,
+  auditedFilter,
   auditedSelection,
   checkBodySelection,
   checkQueryFilter,

@@ -94,7 +94,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
       // The rows go and the audit record is written together, or neither.
       const deleted = await auditedAction(db, { admin, ip: request.ip }, 'delete', async (trx, audit) => {
         const rows = await deleteWaitlistEntries(trx, request.body.ids);
-        await audit({ count: rows.length, ...auditedSelection(request.body), ...erasedRows(rows) });
+        await audit({ count: rows.length, ...auditedSelection(request.body, app.secretBox), ...erasedRows(rows) });
         return rows;
       });
       request.log.info({ deleted: deleted.length, actor: admin.userId }, 'waitlist entries deleted');
@@ -119,7 +119,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
           parts++;
           await audit({ scope: 'matching', part: parts, count: rows.length, ...erasedRows(rows) });
         });
-        await audit({ ...auditedSelection({ filter, except }), count, parts });
+        await audit({ ...auditedSelection({ filter, except }, app.secretBox), count, parts });
         return count;
       });
       request.log.info({ deleted, actor: admin.userId }, 'matching waitlist entries deleted');
@@ -148,7 +148,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
           },
         });
         // Counts only: each invited entry keeps its own invited_at.
-        await audit({ invited: result.invited, ...auditedSelection(selection), skipped: result.skipped });
+        await audit({ invited: result.invited, ...auditedSelection(selection, app.secretBox), skipped: result.skipped });
         return result;
       });
       request.log.info({ invited: outcome.invited, skipped: outcome.skipped, actor: admin.userId }, 'waitlist invites queued');

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import { recordAudit, type AuditAction } from '../audit/audit-log.js';
+import { auditEmailHash, recordAudit, type AuditAction } from '../audit/audit-log.js';
+import type { SecretBox } from '../crypto/secret-box.js';
 import type { Database } from '../db/schema.js';
 import { HttpError } from '../http/errors.js';
 import { INVALID_FILTER_CODE } from '../../shared/admin/waitlist-api.js';
@@ -122,9 +123,21 @@ export function selectionOf(body: { ids: string[] } | { filter: WaitlistFilter; 
   return 'ids' in body ? { ids: body.ids } : { filter: body.filter, except: body.except ?? [] };
 }
 
-/** What an audit record says of a selection: how many ids were named, or the filter and how many were left out. */
-export function auditedSelection(selection: Selection): Record<string, unknown> {
-  return 'ids' in selection ? { requested: selection.ids.length } : { scope: 'matching', filter: selection.filter, except: selection.except.length };
+/**
+ * A filter as an audit record keeps it (security review, finding 5): the search text (`q`, usually an
+ * address or part of one) replaced by its keyed hash `q_hash` and its length `q_length`; the other
+ * fields as they are. The hash is the audit's e-mail hash (auditEmailHash: trimmed, lower-cased, keyed
+ * with the server's secret), so whoever holds the key can tell whether a search was for a given
+ * address, and a search for a whole address matches that address's other records; a dump cannot.
+ */
+export function auditedFilter(filter: WaitlistFilter, box: Pick<SecretBox, 'hmac'>): Record<string, unknown> {
+  const { q, ...rest } = filter;
+  return q === undefined ? rest : { ...rest, q_hash: auditEmailHash(box, q), q_length: q.length };
+}
+
+/** What an audit record says of a selection: how many ids were named, or the filter (auditedFilter) and how many were left out. */
+export function auditedSelection(selection: Selection, box: Pick<SecretBox, 'hmac'>): Record<string, unknown> {
+  return 'ids' in selection ? { requested: selection.ids.length } : { scope: 'matching', filter: auditedFilter(selection.filter, box), except: selection.except.length };
 }
 
 /** Who acts: the request's admin (app.adminOf) and the address the request came from. */
@@ -142,7 +155,7 @@ export function auditedAction<T>(
   db: Kysely<Database>,
   actor: Actor,
   action: AuditAction,
-  act: (trx: Kysely<Database>, audit: (detail: Record<string, unknown>) => Promise<void>) => Promise<T>,
+  act: (trx: Kysely<Database>, audit: (detail: Record<string, unknown>) => Promise<unknown>) => Promise<T>,
 ): Promise<T> {
   const { admin, ip } = actor;
   return db

@@ -51,12 +51,15 @@ export interface AuditEntry extends AuditInput {
   createdAt: string;
 }
 
-/** Appends one audit entry. The actor's address is cut to the longest one an account can have. */
-export async function recordAudit(db: Kysely<Database>, input: AuditInput): Promise<void> {
+/**
+ * Appends one audit entry (with `id`, a new one unless given) and resolves to its id. The actor's
+ * address is cut to the longest one an account can have.
+ */
+export async function recordAudit(db: Kysely<Database>, input: AuditInput, id: string = randomUUID()): Promise<string> {
   await db
     .insertInto('audit_log')
     .values({
-      id: randomUUID(),
+      id,
       created_at: new Date().toISOString(),
       action: input.action,
       actor_email: input.actorEmail === null ? null : input.actorEmail.slice(0, MAX_EMAIL_LENGTH),
@@ -65,6 +68,7 @@ export async function recordAudit(db: Kysely<Database>, input: AuditInput): Prom
       detail: JSON.stringify(input.detail ?? {}),
     })
     .execute();
+  return id;
 }
 
 /** The latest entries, newest first. */

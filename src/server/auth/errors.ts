@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { HttpError } from '../http/errors.js';
 
 export const API_VERSION_HEADER = 'X-Supabase-Api-Version';
 export const API_VERSION = '2024-01-01';
@@ -29,6 +30,16 @@ export function sendAuthError(reply: FastifyReply, err: AuthApiError): FastifyRe
 }
 
 /**
+ * A body that is not `application/json` (UTF-8): 415. GoTrue has no error code of its own for it (it
+ * never looks at Content-Type: apierrors/errorcode.go has none, `hook_payload_invalid_content_type`
+ * is about its outgoing hooks) and answers a body it cannot read as JSON `bad_json`, so that is the
+ * code here, with the status that says what is wrong.
+ */
+export function unsupportedMediaType(): AuthApiError {
+  return new AuthApiError(415, 'bad_json', 'Content-Type must be application/json');
+}
+
+/**
  * The GoTrue answer to a request that fails its schema (src/server/auth/auth-api.ts), given the
  * first problem's message and, for a custom check, its params: 400 `bad_json` naming the problem,
  * unless the schema declared another status and code for it.
@@ -48,6 +59,8 @@ export function schemaProblemError(message: string, params?: unknown): AuthApiEr
 export function registerAuthErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof AuthApiError) return sendAuthError(reply, err);
+    // The app's own refusals before the route (a cross-site request, http/cross-site.ts), in GoTrue's shape.
+    if (err instanceof HttpError && err.statusCode < 500) return sendAuthError(reply, new AuthApiError(err.statusCode, err.code, err.message));
     if (hasZodFastifySchemaValidationErrors(err)) {
       const [first] = err.validation;
       return sendAuthError(reply, schemaProblemError(first?.message ?? '', first?.params.params));
@@ -58,6 +71,7 @@ export function registerAuthErrorHandling(app: FastifyInstance): void {
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
         return sendAuthError(reply, new AuthApiError(400, 'bad_json', 'Could not read request body: Content-Length does not match the body'));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return sendAuthError(reply, unsupportedMediaType());
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         return sendAuthError(reply, new AuthApiError(400, 'bad_json', 'Could not parse request body as JSON'));

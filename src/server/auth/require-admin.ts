@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
+import { hasBody, isJsonContentType } from '../http/cross-site.js';
 import { authenticate, checkSession, type AuthFailureCode } from './authenticate.js';
 import { sessionLimits } from './session-limits.js';
 import { userHasVerifiedFactor } from './mfa.js';
@@ -18,6 +19,8 @@ declare module 'fastify' {
      * Makes every route of this (encapsulated) scope admin-only: the check runs in onRequest, before
      * the body is read or validated, so an anonymous caller can neither make the server parse
      * megabytes of JSON nor learn the schema; no answer of the scope, errors included, is cached.
+     * A body must be application/json (415 otherwise), which no other site's page can make a
+     * browser send without a CORS preflight.
      */
     guardAdminScope(): void;
     /** The admin that guardAdminScope's check let through for this request. */
@@ -125,6 +128,11 @@ function guardAdminScope(this: FastifyInstance): void {
   this.addHook('onRequest', async (request, reply) => {
     // Admin answers hold personal data or account details: never cached.
     reply.header('cache-control', 'no-store');
+    // JSON bodies only (security review, finding 3): no other page can make a browser send one
+    // without a CORS preflight. Checked first, before the token, so a refusal costs no lookup.
+    if (hasBody(request) && !isJsonContentType(request.headers['content-type'])) {
+      throw new HttpError(415, 'unsupported_media_type', 'Send the request body as JSON (Content-Type: application/json).');
+    }
     principals.set(request, await requireAdmin(request));
   });
 }

@@ -3,7 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod/mini';
 import { authenticate, type AuthSuccess } from './authenticate.js';
 import { sessionLimits } from './session-limits.js';
-import { AuthApiError, registerAuthErrorHandling, schemaProblemError } from './errors.js';
+import { AuthApiError, registerAuthErrorHandling, schemaProblemError, unsupportedMediaType } from './errors.js';
+import { isJsonContentType } from '../http/cross-site.js';
 import { getKeyRing } from './keys.js';
 import { AuthService, type ClientInfo } from './service.js';
 import { listUserFactors } from './factors-repository.js';
@@ -88,14 +89,24 @@ function userOf(request: FastifyRequest): AuthSuccess {
  */
 export async function authRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<ZodTypeProvider>();
-  const service = new AuthService({ db: app.database.db, config: app.config.auth, limits: app.rateLimits.signIn });
+  const service = new AuthService({
+    db: app.database.db,
+    config: app.config.auth,
+    limits: app.rateLimits.signIn,
+    onAuditError: (err) => app.log.error({ err }, 'audit: could not write the sign-in refusal counts'),
+  });
+  // Before the database closes (onClose hooks run last-added first): the last refusal counts.
+  app.addHook('onClose', async () => service.close());
   const mfa = new MfaService({ db: app.database.db, secretBox: app.secretBox, limits: app.rateLimits.signIn, auth: service, mail: app.mail });
   registerAuthErrorHandling(app);
 
   // Every route here takes JSON (or nothing): auth-js sends `Content-Type: application/json` with no
-  // body on /logout, which Fastify's own parser would reject.
+  // body on /logout, which Fastify's own parser would reject. Only JSON (security review, finding 3):
+  // a page elsewhere can make its visitors' browsers post text/plain, urlencoded or multipart bodies
+  // without a preflight, never application/json; anything else is a 415 (errors.ts).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: AUTH_BODY_LIMIT }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: AUTH_BODY_LIMIT }, (request, body, done) => {
+    if (!isJsonContentType(request.headers['content-type'])) return done(unsupportedMediaType(), undefined);
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     try {

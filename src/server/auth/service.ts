@@ -9,7 +9,20 @@ import { isAal2, type AuthSuccess } from './authenticate.js';
 import { sessionLimits, sessionState } from './session-limits.js';
 import { AuthApiError } from './errors.js';
 import { rateLimitAddress } from '../geolocation/ip.js';
-import { accountLimitKeys, databaseStore, limitKey, retryAfterSeconds, type RateLimitStore, type WindowState } from '../rate-limit/index.js';
+import {
+  accountLimitKeys,
+  databaseStore,
+  hitUnlessOver,
+  KNOWN_CLIENT_WINDOW_MS,
+  limitKey,
+  overLimitMemo,
+  retryAfterSeconds,
+  type Limit,
+  type RateLimitStore,
+  type WindowState,
+} from '../rate-limit/index.js';
+import { SignInAudit, type RefusalReason, type SignInEvent } from './sign-in-audit.js';
+import { SignInLine } from './sign-in-line.js';
 import { refreshChain, type RefreshChain } from './refresh-chain.js';
 import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH, STORED_PASSWORD_MAX_LENGTH, verifyAgainstDummy, verifyPassword } from './passwords.js';
 import * as refreshTokens from './refresh-tokens-repository.js';
@@ -37,6 +50,8 @@ export interface AuthServiceOptions {
   now?: () => number;
   /** Waits without blocking the event loop (the progressive sign-in slowdown); tests may record instead. */
   sleep?: (ms: number) => Promise<void>;
+  /** A failed write of the refusals' counts into their audit records (they are written every minute). */
+  onAuditError?: (err: unknown) => void;
 }
 
 /** What a session answer needs of the session: a row, or one being created (aal1, no extra methods). */
@@ -74,6 +89,8 @@ const LOGOUT_SCOPES: Record<string, (sessionId: string) => sessions.SessionSelec
 
 /** GoTrue answers both current_password_required and current_password_invalid with this message. */
 const CURRENT_PASSWORD_MESSAGE = 'Current password required when setting new password.';
+/** A client address the account signed in from (accountLimitKeys `known`): any count means known. */
+const KNOWN_CLIENT: Limit = { max: 1, windowMs: KNOWN_CLIENT_WINDOW_MS };
 const invalidCredentials = () => new AuthApiError(400, 'invalid_credentials', 'Invalid login credentials');
 const tokenNotFound = () => new AuthApiError(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
 
@@ -84,12 +101,23 @@ function rateLimited(retryAfter: number): AuthApiError {
 /** The sign-in slowdown (signInDelayMs): 0.25 s, doubling with each further failure, at most 5 s. */
 const SLOWDOWN_BASE_MS = 250;
 const SLOWDOWN_MAX_MS = 5000;
+/**
+ * The account-wide failures that slow sign-in down are counted per hour, from every client together
+ * (AUTH_ACCOUNT_WINDOW_SECONDS, the per-client window, when that is longer).
+ */
+const ACCOUNT_FAILURE_WINDOW_MS = 3_600_000;
+/** How long a client refused again and again waits for its next 429 (pauseRepeatedRefusal). */
+const REFUSAL_PAUSE_MS = 1000;
+const MAX_PAUSED_REFUSALS = 1000;
+/** Longest wait in an account's sign-in line (sign-in-line.ts): within REQUEST_TIMEOUT_MS's default 10 s. */
+const SIGN_IN_LINE_MAX_WAIT_MS = 8_000;
 
 /**
- * The pause before checking a password, given the account's recent failures from anywhere: none
- * until they exceed what one client may make (`perClientMax`), then 0.25 s doubling with each
- * further failure, at most 5 s. A stranger spreading guesses over many addresses is slowed down;
- * the right password still works.
+ * The pause before checking a password, given the account's failures from anywhere within the hour:
+ * none until they exceed what one client may make (`perClientMax`), then 0.25 s doubling with each
+ * further failure, at most 5 s. The paused checks of an account wait in one line (sign-in-line.ts),
+ * so a stranger spreading guesses over many addresses is slowed down as a whole; the right password
+ * still works.
  */
 export function signInDelayMs(accountFailures: number, perClientMax: number): number {
   if (accountFailures < perClientMax) return 0;
@@ -128,6 +156,13 @@ export class AuthService {
   private readonly limits: RateLimitStore;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly chain: RefreshChain;
+  private readonly signInAudit: SignInAudit;
+  private readonly line = new SignInLine(SIGN_IN_LINE_MAX_WAIT_MS);
+  /** Client addresses over the per-IP limit, until their window ends: refused without a database read. */
+  private readonly ipsOver = overLimitMemo();
+  private pausedRefusals = 0;
+  /** The account-wide failures' window: per hour, from every client together. */
+  private readonly accountWide: Limit;
 
   constructor(options: AuthServiceOptions) {
     this.db = options.db;
@@ -136,6 +171,14 @@ export class AuthService {
     this.limits = options.limits ?? databaseStore(options.db, { now: this.now });
     this.sleep = options.sleep ?? ((ms) => delay(ms));
     this.chain = refreshChain(options.config);
+    this.signInAudit = new SignInAudit(options.db, { now: this.now, onError: options.onAuditError });
+    const { max, windowMs } = options.config.accountFailureLimit;
+    this.accountWide = { max, windowMs: Math.max(ACCOUNT_FAILURE_WINDOW_MS, windowMs) };
+  }
+
+  /** Writes the refusal counts not yet in their audit records (the app calls it on close). */
+  close(): Promise<void> {
+    return this.signInAudit.close();
   }
 
   private nowIso(): string {
@@ -158,40 +201,53 @@ export class AuthService {
     // until a success resets it, so parallel guesses cannot slip past a check-then-count race, and
     // a stranger's guesses block only the stranger. Account-wide, failures from anywhere only slow
     // sign-in down, so the right password from another address still works (ASVS 2.2.1).
+    // A client already over a limit is refused from a read (over the per-IP limit, from memory), and
+    // its refusals of the window are one audit record with a count: a client looping on a refused
+    // sign-in costs no write per request.
     const normalized = email.toLowerCase();
     const address = client.ip ? rateLimitAddress(client.ip) : '';
+    const event: SignInEvent = { email: normalized.replace(CONTROL_CHARS_ALL, ''), ip: client.ip, client: address };
     if (address !== '') {
-      const ipState = await this.limits.hit(limitKey('ip', address), this.config.ipAttemptLimit);
-      if (ipState.count > this.config.ipAttemptLimit.max) await this.refuseSignIn(normalized, client, 'ip_rate_limited', ipState);
+      const ipState = await hitUnlessOver(this.limits, limitKey('ip', address), this.config.ipAttemptLimit, { memo: this.ipsOver, now: this.now });
+      if (ipState.remembered) await this.pauseRepeatedRefusal();
+      if (ipState.over) await this.refuseSignIn(event, 'ip_rate_limited', ipState);
     }
     const keys = accountLimitKeys(normalized);
-    const clientState = await this.limits.hit(keys.client(address), this.config.accountFailureLimit);
-    if (clientState.count > this.config.accountFailureLimit.max) await this.refuseSignIn(normalized, client, 'account_rate_limited', clientState);
-    const slowdown = signInDelayMs((await this.limits.peek(keys.account, this.config.accountFailureLimit)).count, this.config.accountFailureLimit.max);
-    if (slowdown > 0) await this.sleep(slowdown);
-
-    // An address no admin can have (too long, control characters such as NUL, which PostgreSQL
-    // text rejects) is not looked up, but still pays the same argon2 cost below.
-    const lookupable = normalized.length <= MAX_EMAIL_LENGTH && !CONTROL_CHARS.test(normalized);
-    const user = lookupable ? await users.findUserByEmail(this.db, normalized) : undefined;
-    let ok = false;
-    if (user) ok = await verifyPassword(user.password_hash, password);
-    else await verifyAgainstDummy(password); // same argon2 cost for an unknown address
-    if (!user || !ok) {
-      await this.limits.hit(keys.account, this.config.accountFailureLimit);
-      await recordAudit(this.db, {
-        action: 'sign_in_failed',
-        actorEmail: normalized.replace(CONTROL_CHARS_ALL, ''),
-        actorId: null,
-        ip: client.ip,
-        detail: { reason: 'invalid_credentials' },
-      });
+    const clientState = await hitUnlessOver(this.limits, keys.client(address), this.config.accountFailureLimit);
+    if (clientState.over) await this.refuseSignIn(event, 'account_rate_limited', clientState);
+    // Past the account's hourly failures, the check waits its turn in the account's line, unless this
+    // client is one the account signed in from (then only its own pause: the owner is never refused).
+    const slowdown = signInDelayMs((await this.limits.peek(keys.account, this.accountWide)).count, this.accountWide.max);
+    const known = slowdown > 0 && (await this.limits.peek(keys.known(address), KNOWN_CLIENT)).count > 0;
+    const checkPassword = async () => {
+      // An address no admin can have (too long, control characters such as NUL, which PostgreSQL
+      // text rejects) is not looked up, but still pays the same argon2 cost below.
+      const lookupable = normalized.length <= MAX_EMAIL_LENGTH && !CONTROL_CHARS.test(normalized);
+      const found = lookupable ? await users.findUserByEmail(this.db, normalized) : undefined;
+      if (found && (await verifyPassword(found.password_hash, password))) return found;
+      if (!found) await verifyAgainstDummy(password); // same argon2 cost for an unknown address
+      await this.limits.hit(keys.account, this.accountWide);
+      return null;
+    };
+    let user: users.AdminUserRow | null;
+    if (slowdown === 0 || known) {
+      if (slowdown > 0) await this.sleep(slowdown);
+      user = await checkPassword();
+    } else {
+      const turn = await this.line.run(keys.account, slowdown, this.sleep, checkPassword);
+      if ('busyForMs' in turn) await this.refuseSignIn(event, 'account_slowed', { count: 0, resetInMs: turn.busyForMs });
+      user = 'done' in turn ? turn.done : null;
+    }
+    if (!user) {
+      await this.signInAudit.failed(event);
       throw invalidCredentials();
     }
 
     // Only this client's counter: the account-wide failures keep slowing a stranger down until
-    // their window ends (or `npm run admin -- unlock`).
+    // their hour ends (or `npm run admin -- unlock`). The client is the account's for 30 days.
     await this.limits.reset(keys.client(address));
+    await this.limits.reset(keys.known(address));
+    await this.limits.hit(keys.known(address), KNOWN_CLIENT);
     const weak = await checkPasswordStrength(password, [user.email]);
     const { session, refreshToken, updatedUser } = await this.db.transaction().execute(async (trx) => {
       const at = this.nowIso();
@@ -222,15 +278,26 @@ export class AuthService {
     return { ...response, weak_password: weak ? { message: weak.message, reasons: weak.reasons } : null };
   }
 
-  /** Audits a sign-in refused by a limit and throws its 429. */
-  private async refuseSignIn(email: string, client: ClientInfo, reason: string, state: WindowState): Promise<never> {
-    await recordAudit(this.db, {
-      action: 'sign_in_refused',
-      actorEmail: email.replace(CONTROL_CHARS_ALL, ''),
-      actorId: null,
-      ip: client.ip,
-      detail: { reason },
-    });
+  /**
+   * A client refused again and again (past its per-IP limit, and told so twice already) waits
+   * REFUSAL_PAUSE_MS for its next 429: a client looping on a refused sign-in then sends about one
+   * request a second per connection, instead of as many as the server can answer, each costing the
+   * event loop what any answer costs (finding 2). At most MAX_PAUSED_REFUSALS wait at once; past
+   * them the refusal is immediate (no memory held without bound).
+   */
+  private async pauseRepeatedRefusal(): Promise<void> {
+    if (this.pausedRefusals >= MAX_PAUSED_REFUSALS) return;
+    this.pausedRefusals += 1;
+    try {
+      await this.sleep(REFUSAL_PAUSE_MS);
+    } finally {
+      this.pausedRefusals -= 1;
+    }
+  }
+
+  /** Audits a sign-in refused by a limit (counted into the client's record of the window) and throws its 429. */
+  private async refuseSignIn(event: SignInEvent, reason: RefusalReason, state: WindowState): Promise<never> {
+    await this.signInAudit.refused(event, reason, this.now() + state.resetInMs);
     throw rateLimited(retryAfterSeconds(state));
   }
 

@@ -14,6 +14,8 @@ export type MailQueue = Pick<MailService, 'enabled' | 'enqueue'>;
 
 export const confirmationMail = (entry: { id: string; email: string }): TemplatedMessage => waitlistEmailMessage('confirmation', entry);
 export const welcomeMail = (entry: { id: string; email: string }): TemplatedMessage => waitlistEmailMessage('welcome', entry);
+/** The erasure link the preferences page asks for (its `kind` is `erasure`, which an unsubscribe leaves queued). */
+export const erasureMail = (entry: { id: string; email: string }): TemplatedMessage => waitlistEmailMessage('erasure', entry);
 
 /**
  * Queues a message that must go out (the confirmation) with the caller's transaction. Throws when

@@ -15,16 +15,32 @@ export const UNSUBSCRIBED_MAIL_ERROR = 'Not sent: the recipient unsubscribed';
 
 /**
  * Every message to `email` still waiting in the outbox becomes failed with UNSUBSCRIBED_MAIL_ERROR
- * (one being sent right now cannot be called back). Outbox rows of an entry carry its stored address.
+ * (one being sent right now cannot be called back), but an erasure link the person asked for
+ * (`keep`): unsubscribing stops our e-mail, not the answer to their own request. Outbox rows of an
+ * entry carry its stored address.
  */
-export async function cancelQueuedMail(db: Db, email: string): Promise<number> {
+export async function cancelQueuedMail(db: Db, email: string, keep: string): Promise<number> {
   const result = await db
     .updateTable('mail_outbox')
     .set({ status: 'failed', last_error: UNSUBSCRIBED_MAIL_ERROR, lease_until: null })
     .where('to_address', '=', email)
     .where('status', '=', 'queued')
+    .where('kind', '<>', keep)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/** Whether a message of `kind` to `email` was queued at or after `since` (ISO), whatever became of it. */
+export async function queuedSince(db: Db, email: string, kind: string, since: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('mail_outbox')
+    .select('id')
+    .where('to_address', '=', email)
+    .where('kind', '=', kind)
+    .where('created_at', '>=', since)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Deletes every outbox row to `email`, whatever its status: after an erasure they are personal data we no longer hold. */

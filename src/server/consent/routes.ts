@@ -1,17 +1,20 @@
 import { LINK_RESULT_FILES } from '../../shared/site/pages.js';
 import formbody from '@fastify/formbody';
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { scrubDeletedRowsSoon } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import { pageTemplateLoader, renderErrorPage } from '../http/error-page.js';
 import { fastifyRateLimitStore } from '../rate-limit/fastify-store.js';
+import { refuseCrossSite } from '../http/cross-site.js';
 import { siteContent } from '../../shared/site/content.js';
 import {
   CONFIRM_API_PATH,
   CONFIRM_PAGE_PATH,
   ERASE_API_PATH,
+  ERASE_LINK_API_PATH,
+  ERASE_PAGE_PATH,
   isLinkErrorCode,
   LINK_ERRORS,
   LINK_TOKEN_PARAM,
@@ -25,23 +28,26 @@ import {
 } from '../../shared/waitlist/consent-contract.js';
 import {
   confirmResultSchema,
+  eraseLinkSentSchema,
   eraseResultSchema,
   linkTokenRequestSchema,
   preferencesViewSchema,
   unsubscribeResultSchema,
 } from './schema.js';
 import { SIGNUP_FORM_FAILURES } from '../../shared/waitlist/signup-contract.js';
-import { confirmEntry, entryIdOfToken, eraseEntry, linkError, preferencesOf, unsubscribeEntry, type ConsentDeps } from './service.js';
+import { confirmEntry, entryIdOfToken, eraseEntry, linkError, linkOfToken, preferencesOf, sendErasureLink, unsubscribeEntry, type ConsentDeps } from './service.js';
 import { registerWaitlistEmails } from './emails/index.js';
 import { verifyLinkToken } from './links.js';
 
 /**
  * The routes behind the links in e-mails (contract: src/shared/waitlist/consent-contract.ts):
- * - the JSON API of the pages with JavaScript: POST /api/waitlist/{confirm,preferences,unsubscribe,erase} {token};
- * - the same-URL posts: POST /confirm?token= (the Confirm page's form without JavaScript) and
+ * - the JSON API of the pages with JavaScript: POST /api/waitlist/{confirm,preferences,unsubscribe,erase-link,erase} {token};
+ * - the same-URL posts: POST /confirm?token= (the Confirm page's form without JavaScript),
  *   POST /unsubscribe?token= (RFC 8058 one-click from the mail provider, or the preferences page's
- *   form without JavaScript). The GET pages are the site's (site/routes.ts); a GET never changes
- *   anything, since mail scanners prefetch links.
+ *   form without JavaScript) and POST /erase?token= (the erasure page's form). The GET pages are the
+ *   site's (site/routes.ts); a GET never changes anything, since mail scanners prefetch links.
+ * The manage link (every e-mail, List-Unsubscribe) only unsubscribes and asks for an erasure link;
+ * only the erasure link, e-mailed at that moment and valid an hour, erases (security review, finding 6).
  * Every route is rate limited per client address; every refusal is a 4xx that changes nothing.
  */
 
@@ -49,7 +55,7 @@ import { verifyLinkToken } from './links.js';
 const LINK_BODY_LIMIT = 8 * 1024;
 
 /** Routes of this file that answer pages (HTML, or plain text to a one-click unsubscribe), not JSON. */
-const PAGE_PATHS: ReadonlySet<string> = new Set([CONFIRM_PAGE_PATH, PREFERENCES_PAGE_PATH]);
+const PAGE_PATHS: ReadonlySet<string> = new Set([CONFIRM_PAGE_PATH, PREFERENCES_PAGE_PATH, ERASE_PAGE_PATH]);
 
 type Fields = Record<string, unknown>;
 
@@ -86,35 +92,6 @@ export function parseMultipartFields(body: string, contentType: string | undefin
     if (name !== undefined && !(name in fields)) fields[name] = part.slice(split.index + split[0].length).replace(/\r?\n$/, '');
   }
   return fields;
-}
-
-const LINK_TOKEN_IN_QUERY = new RegExp(`([?&]${LINK_TOKEN_PARAM}=)[^&#]*`, 'gi');
-
-/** Logged request URLs never carry a link's token (the same-URL posts and the GET pages alike). */
-export function redactLinkTokens(url: string): string {
-  return url.replace(LINK_TOKEN_IN_QUERY, '$1[redacted]');
-}
-
-/**
- * The app's logger options with Fastify's request serializer redacting link tokens
- * (redactLinkTokens). Other fields are Fastify's defaults; a logger given as `false` stays off.
- */
-export function withLinkTokensRedacted(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
-  if (typeof logger !== 'object' || logger === null) return logger;
-  return {
-    ...logger,
-    serializers: {
-      ...logger.serializers,
-      req: (request: FastifyRequest) => ({
-        method: request.method,
-        url: redactLinkTokens(request.url),
-        version: typeof request.headers['accept-version'] === 'string' ? request.headers['accept-version'] : undefined,
-        host: request.host,
-        remoteAddress: request.ip,
-        remotePort: request.socket?.remotePort,
-      }),
-    },
-  };
 }
 
 export const consentRoutes: FastifyPluginAsync = async (app) => {
@@ -190,10 +167,11 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
     attachValidation: true,
     config: { rateLimit: rateLimitConfig },
   });
-  const entryIdOf = (request: { validationError?: Error; body: { token: string } }, purpose: LinkPurpose): string => {
+  const linkOf = (request: { validationError?: Error; body: { token: string } }, purposes: readonly LinkPurpose[]) => {
     if (request.validationError) throw linkError('link_invalid');
-    return entryIdOfToken(deps(), request.body.token, purpose);
+    return linkOfToken(deps(), request.body.token, purposes);
   };
+  const entryIdOf = (request: { validationError?: Error; body: { token: string } }, purpose: LinkPurpose): string => linkOf(request, [purpose]).entryId;
   const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
 
   api.post(CONFIRM_API_PATH, apiOptions(confirmResultSchema), async (request, reply) => {
@@ -203,8 +181,9 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
     request.log.info({ entryId, outcome }, 'waitlist: confirmation link used');
     return noStore(reply).send({ outcome });
   });
+  // The preferences page (a manage link) and the erasure page (an erase link) both show whose link it is.
   api.post(PREFERENCES_API_PATH, apiOptions(preferencesViewSchema), async (request, reply) => {
-    return noStore(reply).send(await preferencesOf(deps(), entryIdOf(request, 'manage')));
+    return noStore(reply).send(await preferencesOf(deps(), linkOf(request, ['manage', 'erase'])));
   });
   api.post(UNSUBSCRIBE_API_PATH, apiOptions(unsubscribeResultSchema), async (request, reply) => {
     const entryId = entryIdOf(request, 'manage');
@@ -213,8 +192,13 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
     request.log.info({ entryId, outcome }, 'waitlist: unsubscribed by link');
     return noStore(reply).send({ outcome });
   });
+  api.post(ERASE_LINK_API_PATH, apiOptions(eraseLinkSentSchema), async (request, reply) => {
+    const sent = await sendErasureLink(deps(), entryIdOf(request, 'manage'));
+    request.log.info('waitlist: erasure link requested');
+    return noStore(reply).send(sent);
+  });
   api.post(ERASE_API_PATH, apiOptions(eraseResultSchema), async (request, reply) => {
-    const outcome = await eraseEntry(deps(), entryIdOf(request, 'manage'));
+    const outcome = await eraseEntry(deps(), entryIdOf(request, 'erase'));
     afterErasure(request);
     return noStore(reply).send({ outcome });
   });
@@ -241,17 +225,23 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
           // a good manage token is never refused for the rate; anything else counts.
           allowList: (request: FastifyRequest) => isOneClick(request) && verifyLinkToken(app.secretBox, tokenOf(request), 'manage').ok,
         },
+        // RFC 8058: mail providers post the one-click unsubscribe from their own servers; the page's
+        // own form is refused from another site below, once the body says which it is.
+        crossSite: 'any',
       },
     },
     async (request, reply) => {
       const oneClick = isOneClick(request);
+      if (!oneClick) refuseCrossSite(request, app.config);
       const action = fieldsOf(request.body)[PREFERENCES_ACTION_FIELD];
       if (!oneClick && action !== 'unsubscribe' && action !== 'erase') throw linkError('link_invalid');
       const entryId = entryIdOfToken(deps(), tokenOf(request), 'manage');
       if (action === 'erase' && !oneClick) {
-        await eraseEntry(deps(), entryId);
-        afterErasure(request);
-        return sendPage(reply, 200, siteContent.preferencesPage.erase.done);
+        // The manage link does not erase: it e-mails the erasure link.
+        const sent = await sendErasureLink(deps(), entryId);
+        request.log.info('waitlist: erasure link requested');
+        const { title, message } = siteContent.preferencesPage.eraseLink.sent;
+        return sendPage(reply, 200, { title, message: message.replace('{email}', sent.email) });
       }
       const outcome = await unsubscribeEntry(deps(), entryId);
       if (outcome === 'unsubscribed') app.liveWaitlist.changed('unsubscribed');
@@ -262,4 +252,11 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
       return sendPage(reply, 200, text);
     },
   );
+
+  // The erasure page's form without JavaScript: erases with the erasure link's token.
+  app.post(ERASE_PAGE_PATH, { bodyLimit: LINK_BODY_LIMIT, config: { rateLimit: rateLimitConfig } }, async (request, reply) => {
+    await eraseEntry(deps(), entryIdOfToken(deps(), tokenOf(request), 'erase'));
+    afterErasure(request);
+    return sendPage(reply, 200, siteContent.preferencesPage.erase.done);
+  });
 };

@@ -6,22 +6,23 @@ import { HttpError } from '../http/errors.js';
 import {
   LINK_ERRORS,
   type ConfirmOutcome,
+  type EraseLinkSent,
   type LinkErrorCode,
   type LinkPurpose,
   type PreferencesView,
   type UnsubscribeOutcome,
 } from '../../shared/waitlist/consent-contract.js';
-import { welcomeMail, type MailQueue } from './mail.js';
+import { erasureMail, welcomeMail, type MailQueue } from './mail.js';
 import { verifyLinkToken } from './links.js';
 import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
-import { cancelQueuedMail, deleteMailTo, deleteWaitlistEntry } from './repository.js';
+import { cancelQueuedMail, deleteMailTo, deleteWaitlistEntry, queuedSince } from './repository.js';
 import { addSuppression, suppressionHash, type SuppressionBox } from './suppression.js';
 
 /**
  * What the links in e-mails do (src/shared/waitlist/consent-contract.ts): confirm (double opt-in),
- * show whom a link is for, unsubscribe, erase. Each checks the link's signed token first, then
- * changes the entry in one transaction; every refusal is an HttpError with a LINK_ERRORS code and
- * changes nothing.
+ * show whom a link is for (masked), unsubscribe, e-mail an erasure link, erase (with that link only).
+ * Each checks the link's signed token first, then changes the entry in one transaction; every
+ * refusal is an HttpError with a LINK_ERRORS code and changes nothing.
  */
 
 export interface ConsentDeps {
@@ -40,12 +41,38 @@ export function linkError(code: LinkErrorCode): HttpError {
   return new HttpError(status, code, message);
 }
 
-/** The entry a token names, or the refusal: forged, altered or for another purpose (400), expired (410). */
+/** What an expired token of each purpose is answered with: the page then says which link to use instead. */
+const EXPIRED: Record<LinkPurpose, LinkErrorCode> = { confirm: 'link_expired', manage: 'manage_link_expired', erase: 'erase_link_expired' };
+
+/**
+ * The entry a token names and what for, for one of `purposes`, or the refusal: forged, altered or
+ * for another purpose (400), expired (410, with the code of its purpose).
+ */
+export function linkOfToken(deps: Pick<ConsentDeps, 'box' | 'now'>, token: unknown, purposes: readonly LinkPurpose[]): { entryId: string; purpose: LinkPurpose } {
+  const now = (deps.now?.() ?? new Date()).getTime() / 1000;
+  let expired: LinkPurpose | null = null;
+  for (const purpose of purposes) {
+    const check = verifyLinkToken(deps.box, token, purpose, now);
+    if (check.ok) return { entryId: check.claims.entryId, purpose };
+    if (check.reason === 'expired') expired = purpose;
+  }
+  throw linkError(expired ? EXPIRED[expired] : 'link_invalid');
+}
+
+/** The entry a token for `purpose` names, or the refusal (linkOfToken). */
 export function entryIdOfToken(deps: Pick<ConsentDeps, 'box' | 'now'>, token: unknown, purpose: LinkPurpose): string {
-  const now = deps.now?.() ?? new Date();
-  const check = verifyLinkToken(deps.box, token, purpose, now.getTime() / 1000);
-  if (!check.ok) throw linkError(check.reason === 'expired' ? 'link_expired' : 'link_invalid');
-  return check.claims.entryId;
+  return linkOfToken(deps, token, [purpose]).entryId;
+}
+
+/**
+ * An address as a link's page shows it (security review, finding 6): the first character of the
+ * local part, `•••`, then the domain, `a•••@example.com`. The manage link is in every e-mail's
+ * headers, seen by mail providers, forwarders and archives: it confirms whose it is, no more.
+ */
+export function maskEmail(email: string): string {
+  const at = email.lastIndexOf('@');
+  if (at <= 0) return '•••';
+  return `${Array.from(email.slice(0, at))[0]}•••${email.slice(at)}`;
 }
 
 const nowOf = (deps: Pick<ConsentDeps, 'now'>) => deps.now?.() ?? new Date();
@@ -76,11 +103,32 @@ export async function confirmEntry(deps: ConsentDeps, entryId: string, ip: strin
   });
 }
 
-/** Whom a manage link is for (the preferences page shows the address); changes nothing. */
-export async function preferencesOf(deps: Pick<ConsentDeps, 'db'>, entryId: string): Promise<PreferencesView> {
-  const entry = await deps.db.selectFrom('waitlist').select(['email', 'status']).where('id', '=', entryId).executeTakeFirst();
+/** Whom a manage or erase link is for (its page shows the address, masked), and which link it is; changes nothing. */
+export async function preferencesOf(deps: Pick<ConsentDeps, 'db'>, link: { entryId: string; purpose: LinkPurpose }): Promise<PreferencesView> {
+  const entry = await deps.db.selectFrom('waitlist').select(['email', 'status']).where('id', '=', link.entryId).executeTakeFirst();
   if (!entry) throw linkError('entry_gone');
-  return { email: entry.email, status: entry.status };
+  return { email: maskEmail(entry.email), status: entry.status, link: link.purpose === 'erase' ? 'erase' : 'manage' };
+}
+
+/** An erasure link is e-mailed at most once in this many seconds per address (the one sent a moment ago works). */
+export const ERASE_LINK_RESEND_SECONDS = 60;
+
+/**
+ * Erasure asks for a fresh link (security review, finding 6): the preferences page's request queues
+ * the erasure e-mail (template `erasure`: a link to the erasure page, valid an hour) to the entry's
+ * address, whatever its status; the worker signs the link when it sends it. Asked again within
+ * ERASE_LINK_RESEND_SECONDS, nothing more is queued. Changes nothing else.
+ */
+export async function sendErasureLink(deps: ConsentDeps, entryId: string): Promise<EraseLinkSent> {
+  if (!deps.mail.enabled) throw linkError('mail_unavailable');
+  return deps.db.transaction().execute(async (trx) => {
+    const entry = await lockWaitlistEntry(trx, { id: entryId });
+    if (!entry) throw linkError('entry_gone');
+    const since = new Date(nowOf(deps).getTime() - ERASE_LINK_RESEND_SECONDS * 1000).toISOString();
+    const message = erasureMail(entry);
+    if (!(await queuedSince(trx, entry.email, message.kind, since))) await deps.mail.enqueue(trx, message);
+    return { outcome: 'sent' as const, email: maskEmail(entry.email) };
+  });
 }
 
 /**
@@ -94,13 +142,14 @@ export async function unsubscribeEntry(deps: ConsentDeps, entryId: string): Prom
     if (!entry) throw linkError('entry_gone');
     const already = entry.status === 'unsubscribed';
     if (!already) await updateEntryConsent(trx, entry.id, { status: 'unsubscribed', unsubscribed_at: nowOf(deps).toISOString() });
-    await cancelQueuedMail(trx, entry.email);
+    await cancelQueuedMail(trx, entry.email, erasureMail(entry).kind);
     return already ? 'already_unsubscribed' : 'unsubscribed';
   });
 }
 
 /**
- * Erasure at the person's request: the entry and every outbox message to its address (sent or not:
+ * Erasure at the person's request, by the erasure link only (an hour, once: the entry is gone after
+ * it): the entry and every outbox message to its address (sent or not:
  * they hold the address) are deleted, and only a keyed hash of the address is kept on the
  * suppression list, so an import or an invite cannot bring it back; the audit log records that an
  * erasure happened, with a keyed hash, never the address or the requester's IP.

@@ -6,7 +6,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { recordAudit } from '../audit/audit-log.js';
 import { HttpError } from '../http/errors.js';
 import { helmetHeaders } from '../http/security.js';
-import { checkBodySelection, IDS_BODY_LIMIT } from '../admin/index.js';
+import { auditedFilter, checkBodySelection, IDS_BODY_LIMIT } from '../admin/index.js';
 import { csvChunks, type RowBatch } from './csv.js';
 import { exportRows, type ExportBody } from './rows.js';
 import {
@@ -256,7 +256,7 @@ async function sendExport(
             count: rows,
             scope,
             timeZone,
-            ...(body.filter ? { filter: body.filter, except: (body.except ?? []).length } : {}),
+            ...(body.filter ? { filter: auditedFilter(body.filter, app.secretBox), except: (body.except ?? []).length } : {}),
             ...(attribution ? { attribution } : {}),
             ...(completed ? {} : { incomplete: true }),
           },

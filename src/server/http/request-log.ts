@@ -1,8 +1,44 @@
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { SEARCH_PARAM } from '../../shared/admin/waitlist-filter.js';
+import { LINK_TOKEN_PARAM } from '../../shared/waitlist/consent-contract.js';
+
+/**
+ * Query parameters a logged URL never shows: an e-mail link's token (a credential), and the admin's
+ * search (`q`: usually an address or part of one, personal data; security review, finding 5).
+ */
+const REDACTED_PARAMS = [LINK_TOKEN_PARAM, SEARCH_PARAM];
+const REDACTED_IN_QUERY = new RegExp(`([?&](?:${REDACTED_PARAMS.join('|')})=)[^&#]*`, 'gi');
+
+/** A request URL as the logs show it: REDACTED_PARAMS' values replaced by `[redacted]`. */
+export function redactUrl(url: string): string {
+  return url.replace(REDACTED_IN_QUERY, '$1[redacted]');
+}
+
+/**
+ * The app's logger options with Fastify's request serializer showing the URL redacted (redactUrl).
+ * Other fields are Fastify's defaults; a logger given as `false` stays off.
+ */
+export function withRedactedUrls(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (typeof logger !== 'object' || logger === null) return logger;
+  return {
+    ...logger,
+    serializers: {
+      ...logger.serializers,
+      req: (request: FastifyRequest) => ({
+        method: request.method,
+        url: redactUrl(request.url),
+        version: typeof request.headers['accept-version'] === 'string' ? request.headers['accept-version'] : undefined,
+        host: request.host,
+        remoteAddress: request.ip,
+        remotePort: request.socket?.remotePort,
+      }),
+    },
+  };
+}
 
 /**
  * One log line per request, written when the response has gone out: the request (method, URL with
- * link tokens redacted, client address: the `req` serializer of app.ts), its route, the status and
+ * link tokens and searches redacted, client address: withRedactedUrls), its route, the status and
  * the time taken. Fastify's default writes two lines per request (`incoming request` and `request
  * completed`), and a logger write is a system call; the incoming line is kept at debug level, for
  * following a request that never completes.

@@ -4,10 +4,14 @@ import type { Database } from '../db/schema.js';
 import type { Limit, RateLimitStore, WindowState } from './store.js';
 
 const DAY_MS = 86_400_000;
+/** The prefix of the `known` keys (accountLimitKeys). */
+const KNOWN = 'known:';
 
 export interface DatabaseStoreOptions {
   /** Windows that started longer ago than this are pruned now and then; at least the longest window in use. */
   retainMs?: number;
+  /** The same for the `known:` keys (an account's known client addresses, accountLimitKeys), whose window is long. */
+  retainKnownMs?: number;
   /** Milliseconds since the epoch; tests may inject a clock. */
   now?: () => number;
 }
@@ -25,10 +29,14 @@ export interface DatabaseStoreOptions {
 export function databaseStore(db: Kysely<Database>, options: DatabaseStoreOptions = {}): RateLimitStore {
   const now = options.now ?? Date.now;
   const retainMs = Math.max(DAY_MS, options.retainMs ?? 0);
+  const retainKnownMs = Math.max(retainMs, options.retainKnownMs ?? 0);
+  // substr, not LIKE: '_' (in every base64url digest) is a LIKE wildcard.
+  const kindOf = sql<string>`substr(${sql.ref('key')}, 1, ${KNOWN.length})`;
 
-  /** Drops windows older than every limit in use. */
+  /** Drops windows older than every limit in use (the known client addresses after their own, longer window). */
   const prune = async (at: number) => {
-    await db.deleteFrom('auth_rate_limits').where('window_start_ms', '<', at - retainMs).execute();
+    await db.deleteFrom('auth_rate_limits').where('window_start_ms', '<', at - retainMs).where(kindOf, '<>', KNOWN).execute();
+    if (retainKnownMs > retainMs) await db.deleteFrom('auth_rate_limits').where('window_start_ms', '<', at - retainKnownMs).execute();
   };
   const batched = isPostgres(db)
     ? batchedHits(db, now, (at, hits) => {

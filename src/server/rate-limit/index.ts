@@ -4,12 +4,12 @@ import type { DatabaseHandle } from '../db/database.js';
 import { databaseStore } from './database.js';
 import { memoryStore } from './memory.js';
 import { redisStore } from './redis.js';
-import type { RateLimitStore } from './store.js';
+import { KNOWN_CLIENT_WINDOW_MS, type RateLimitStore } from './store.js';
 
 export { databaseStore } from './database.js';
 export { memoryStore } from './memory.js';
 export { DEFAULT_REDIS_PREFIX, redisStore } from './redis.js';
-export { accountLimitKeys, limitKey, retryAfterSeconds, type Limit, type LimitKind, type RateLimitStore, type WindowState } from './store.js';
+export { accountLimitKeys, hitUnlessOver, KNOWN_CLIENT_WINDOW_MS, limitKey, overLimitMemo, retryAfterSeconds, type OverLimitMemo, type Limit, type LimitKind, type RateLimitStore, type WindowState } from './store.js';
 
 type Log = Pick<FastifyBaseLogger, 'error' | 'info'>;
 
@@ -90,7 +90,7 @@ export async function createRateLimitStores(config: AppConfig, database: Databas
     config.auth.accountFailureLimit.windowMs,
     config.auth.ipAttemptLimit.windowMs,
   );
-  const inDatabase = databaseStore(database.db, { retainMs });
+  const inDatabase = databaseStore(database.db, { retainMs, retainKnownMs: KNOWN_CLIENT_WINDOW_MS });
 
   if (config.redisUrl) {
     const redis = await redisStore(config.redisUrl, { log });

@@ -154,6 +154,8 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
       // A bad address is answered with its signup code (below), not the generic validation error.
       attachValidation: true,
       onRequest: countSignup,
+      // The public form: from our pages, and from the other sites EMBED_ORIGINS names (http/cross-site.ts).
+      config: { crossSite: 'embed' },
     },
     async (request, reply) => {
       // The honeypot is looked at before the address, so a bot learns nothing from the answer:

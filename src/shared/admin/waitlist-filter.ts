@@ -21,6 +21,8 @@ import { ENTRY_STATUSES, type EntryStatus, type WaitlistEntry } from '../waitlis
  */
 export const FILTER_KEYS = ['q', 'from', 'to', 'country', 'source', 'campaign', 'status'] as const;
 export type FilterKey = (typeof FILTER_KEYS)[number];
+/** The search's name in a query string (personal data: redacted from logged URLs, hashed in audit records). */
+export const SEARCH_PARAM = 'q' satisfies FilterKey;
 
 /** The value that selects entries with no country / no source ("Direct") / no campaign. */
 export const NONE_VALUE = '(none)';

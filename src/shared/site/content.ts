@@ -68,8 +68,21 @@ export interface SiteContent {
       cancel: string;
       done: { title: string; message: string };
     };
+    /**
+     * The manage link no longer erases (security review, finding 6): the page e-mails a link to the
+     * erasure page instead. `{email}` is the masked address.
+     */
+    eraseLink: { button: string; busy: string; explanation: string; sent: { title: string; message: string } };
     missingToken: string;
     homeLink: string;
+  };
+  /** The erasure link's page (/erase): the `preferencesPage.erase` controls, for the address the link was sent to. */
+  erasePage: {
+    title: string;
+    /** `{email}` is replaced by the masked address the link is for. */
+    lead: string;
+    leadWithoutJs: string;
+    missingToken: string;
   };
   notFound: { title: string; link: string };
   footer: {
@@ -147,8 +160,20 @@ export const siteContent: SiteContent = {
       cancel: 'Cancel',
       done: { title: 'Your data is erased', message: 'Your waitlist entry was deleted. We keep only a one-way fingerprint of the address so it is never imported again.' },
     },
+    eraseLink: {
+      button: 'E-mail me a link to erase my data',
+      busy: 'Sending...',
+      explanation: 'To erase your waitlist entry, we first send a link to this address. It works for an hour, once.',
+      sent: { title: 'Check your inbox', message: 'We sent a link to erase your data to {email}. It works for an hour.' },
+    },
     missingToken: 'This page needs the link from one of our e-mails. Open the link in the e-mail again.',
     homeLink: 'Go to the homepage',
+  },
+  erasePage: {
+    title: 'Erase your data',
+    lead: 'Erase the waitlist entry of {email}.',
+    leadWithoutJs: 'Erase the waitlist entry of the address this link was sent to.',
+    missingToken: 'This page needs the link from the e-mail we sent you. Ask for a new one on the e-mail preferences page.',
   },
   notFound: { title: 'Oops! Page not found', link: 'Return to Home' },
   footer: {
@@ -171,6 +196,7 @@ export const siteContent: SiteContent = {
     admin: 'Waitlist administration',
     confirm: 'Confirm your email',
     preferences: 'Email preferences',
+    erase: 'Erase your data',
   },
   header: { homeLinkLabel: 'home', contactLabel: 'Contact' },
   skipLink: 'Skip to content',
@@ -222,6 +248,15 @@ export const emailContent = {
     button: 'Get started',
     /** Where the invite's button leads: a path on PUBLIC_URL or a full URL. */
     url: '/',
+  },
+  /** The erasure link, e-mailed when the preferences page asks for it (security review, finding 6). */
+  erasure: {
+    subject: 'Erase your data from the {productName} waitlist',
+    preview: 'The link you asked for: it works for an hour.',
+    heading: 'Erase your data',
+    body: 'Someone, hopefully you, asked to erase this address from the {productName} waitlist. Open the page below to erase it:',
+    button: 'Erase my data',
+    expiry: 'The link works for an hour, once. If you did not ask for it, ignore this e-mail: nothing changes.',
   },
   test: {
     subject: 'Test e-mail from {productName}',

@@ -19,6 +19,8 @@ export const PAGES = {
   confirm: { path: '/confirm', file: 'confirm.html', clientOnly: false },
   /** Every e-mail's "unsubscribe or erase" link, and the List-Unsubscribe URL. */
   preferences: { path: '/unsubscribe', file: 'unsubscribe.html', clientOnly: false },
+  /** The erasure link, e-mailed when the preferences page asks for it. */
+  erase: { path: '/erase', file: 'erase.html', clientOnly: false },
   auth: { path: '/auth', file: 'auth.html', clientOnly: true },
   admin: { path: '/admin', file: 'admin.html', clientOnly: true },
   notFound: { path: null, file: '404.html', clientOnly: false },
@@ -43,7 +45,7 @@ export const THANKS_CHECK_INBOX = {
 
 /**
  * Not pages of their own: the script-free templates the server fills in (`{{title}}`, `{{message}}`,
- * HTML-escaped) to answer the no-JavaScript forms of the e-mail link pages (/confirm, /unsubscribe).
+ * HTML-escaped) to answer the no-JavaScript forms of the e-mail link pages (/confirm, /unsubscribe, /erase).
  */
 export const LINK_RESULT_FILES = { success: 'link-success.html', error: 'link-error.html' } as const;
 export type LinkResultTone = keyof typeof LINK_RESULT_FILES;

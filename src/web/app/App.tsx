@@ -7,7 +7,7 @@ import { pageTitle } from '../site/page-title.js';
 import { useLocation } from '../site/router.js';
 import { SiteLayout } from '../site/SiteLayout.js';
 import { AppToaster } from '../site/toast.js';
-import { AdminPage, AuthPage, ConfirmPage, PreferencesPage } from './lazy-pages.js';
+import { AdminPage, AuthPage, ConfirmPage, ErasePage, PreferencesPage } from './lazy-pages.js';
 import { PageLoading } from './PageLoading.js';
 
 /** A lazily loaded page, with the loading shell while its code loads. */
@@ -29,6 +29,11 @@ const PAGE_ELEMENTS: Record<PageName, ReactNode> = {
   preferences: (
     <Suspense fallback={null}>
       <PreferencesPage />
+    </Suspense>
+  ),
+  erase: (
+    <Suspense fallback={null}>
+      <ErasePage />
     </Suspense>
   ),
   auth: (

@@ -27,3 +27,5 @@ export function preloadPage(page: PageName): Promise<void> {
 export const ConfirmPage = lazy(() => import('../pages/ConfirmPage.js'));
 
 export const PreferencesPage = lazy(() => import('../pages/PreferencesPage.js'));
+
+export const ErasePage = lazy(() => import('../pages/ErasePage.js'));

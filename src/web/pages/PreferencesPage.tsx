@@ -1,64 +1,89 @@
-import { useEffect, useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState, type RefObject } from 'react';
 import { siteContent } from '../../shared/site/content.js';
-import { PREFERENCES_ACTION_FIELD, type PreferencesAction, type PreferencesView, type UnsubscribeOutcome } from '../../shared/waitlist/consent-contract.js';
-import { ConfirmDialog } from '../ui/ConfirmDialog.js';
+import {
+  PREFERENCES_ACTION_FIELD,
+  type EraseLinkSent,
+  type PreferencesAction,
+  type UnsubscribeOutcome,
+} from '../../shared/waitlist/consent-contract.js';
 import { buttonColors, buttonSizes, SpinnerIcon } from '../ui/controls.js';
-import { eraseLink, readPreferences, unsubscribeLink, type LinkAnswer } from '../waitlist/link-actions.js';
-import { LinkPageView, StatusIcon, useLinkPage } from './link-page-parts.js';
+import { requestEraseLink, unsubscribeLink, type LinkAnswer } from '../waitlist/link-actions.js';
+import { AddressLead, LinkPageView, rowLayout, rowStyles, StatusIcon, useLinkPage, useLinkView } from './link-page-parts.js';
 
-const rowStyles = 'rounded-xl border border-white/10 bg-slate-950/40 p-4 text-left sm:p-5';
-const rowLayout = 'flex flex-col gap-4 sm:flex-row sm:items-center sm:justify-between';
 const busyButton = 'aria-disabled:cursor-wait aria-disabled:opacity-70';
 
-/** The lead with the address in bold (`{email}` in the wording). */
-function Lead({ email }: { email: string | null }) {
-  const { lead, leadWithoutJs } = siteContent.preferencesPage;
-  if (email === null) return <p className="mt-4 text-balance text-slate-200">{leadWithoutJs}</p>;
-  const [before, after = ''] = lead.split('{email}');
+/** An action's outcome in place of its row, its heading focused (it replaces the button that had focus). */
+function DoneRow({ headingRef, title, message }: { headingRef: RefObject<HTMLHeadingElement | null>; title: string; message: string }) {
   return (
-    <p className="mt-4 text-balance text-slate-200">
-      {before}
-      <strong className="font-semibold break-words text-white">{email}</strong>
-      {after}
-    </p>
+    <div className="flex items-start gap-4 rounded-xl border border-emerald-300/20 bg-emerald-400/10 p-4 text-left sm:p-5">
+      <StatusIcon tone="success" small />
+      <div>
+        <h2 ref={headingRef} tabIndex={-1} className="font-semibold text-white outline-none">
+          {title}
+        </h2>
+        <p className="mt-1 text-sm text-slate-200">{message}</p>
+      </div>
+    </div>
+  );
+}
+
+/** A row: what the action does, and its button (a form submit until hydrated: the no-JavaScript path). */
+function ActionRow(props: {
+  action: PreferencesAction;
+  words: { explanation: string; button: string; busy: string };
+  hydrated: boolean;
+  /** The action running, if any: this row's button shows it is busy, every row's is disabled. */
+  busy: PreferencesAction | null;
+  onClick: () => void;
+}) {
+  const { action, words, busy } = props;
+  const hintId = useId();
+  const className = `${buttonColors.secondary} ${buttonSizes.md} shrink-0`;
+  return (
+    <div className={`${rowStyles} ${rowLayout}`}>
+      <p id={hintId} className="text-sm text-slate-300">
+        {words.explanation}
+      </p>
+      {props.hydrated ? (
+        <button type="button" onClick={props.onClick} aria-disabled={busy !== null} aria-describedby={hintId} className={`${className} ${busyButton}`}>
+          {busy === action && <SpinnerIcon />}
+          {busy === action ? words.busy : words.button}
+        </button>
+      ) : (
+        <button type="submit" name={PREFERENCES_ACTION_FIELD} value={action} aria-describedby={hintId} className={className}>
+          {words.button}
+        </button>
+      )}
+    </div>
   );
 }
 
 /**
- * Every e-mail's "unsubscribe or erase" page (/unsubscribe?token=…), also the List-Unsubscribe URL.
- * Opening it changes nothing. Without JavaScript it is one form posting `action=unsubscribe` or
- * `action=erase` to this same address (erasure behind a disclosure that asks first); with it, the page
- * looks up the address the link is for, then unsubscribes or erases (after a confirm dialog) through
- * the JSON API and shows each outcome in place, focus on its heading.
+ * Every e-mail's "unsubscribe or erase" page (/unsubscribe?token=…), also the List-Unsubscribe URL,
+ * which mail providers, forwarders and archives see: so it only unsubscribes, shows the address
+ * masked, and for an erasure e-mails a fresh link (valid an hour, once) to the address; that link's
+ * page erases (ErasePage). Opening it changes nothing. Without JavaScript it is one form posting
+ * `action=unsubscribe` or `action=erase` (e-mail me the link) to this same address; with it, the page
+ * looks up whom the link is for, then acts through the JSON API and shows each outcome in place,
+ * focus on its heading. An expired link says so (LINK_ERRORS.manage_link_expired).
  */
 export function PreferencesPage() {
   const { preferencesPage: text } = siteContent;
-  const page = useLinkPage<'erased'>();
+  const page = useLinkPage<never>();
   const { hydrated, token, showFailure } = page;
-  const [view, setView] = useState<PreferencesView | null>(null);
+  const view = useLinkView(page, 'manage');
   const [busy, setBusy] = useState<PreferencesAction | null>(null);
   const [unsubscribed, setUnsubscribed] = useState<UnsubscribeOutcome | null>(null);
-  const [confirmingErase, setConfirmingErase] = useState(false);
+  const [eraseLinkSent, setEraseLinkSent] = useState<EraseLinkSent | null>(null);
   const unsubscribedHeadingRef = useRef<HTMLHeadingElement>(null);
-  const unsubscribeHintId = useId();
-  const eraseHintId = useId();
-
-  useEffect(() => {
-    if (!token) return;
-    let active = true;
-    void readPreferences(token).then((answer) => {
-      if (!active) return;
-      if (answer.ok) setView(answer.value);
-      else showFailure(answer.error);
-    });
-    return () => {
-      active = false;
-    };
-  }, [token, showFailure]);
+  const sentHeadingRef = useRef<HTMLHeadingElement>(null);
 
   useEffect(() => {
     if (unsubscribed) unsubscribedHeadingRef.current?.focus();
   }, [unsubscribed]);
+  useEffect(() => {
+    if (eraseLinkSent) sentHeadingRef.current?.focus();
+  }, [eraseLinkSent]);
 
   async function run<T>(action: PreferencesAction, call: (token: string) => Promise<LinkAnswer<T>>, done: (value: T) => void) {
     if (busy || !token) return;
@@ -66,17 +91,12 @@ export function PreferencesPage() {
     page.clearNotice();
     const answer = await call(token);
     setBusy(null);
-    setConfirmingErase(false);
     if (answer.ok) done(answer.value);
     else showFailure(answer.error);
   }
 
-  const unsubscribe = () => void run('unsubscribe', unsubscribeLink, setUnsubscribed);
-  const erase = () => void run('erase', eraseLink, () => page.finish('erased'));
-
   const unsubscribeResult = unsubscribed ?? (view?.status === 'unsubscribed' ? 'already_unsubscribed' : null);
   const unsubscribeDone = unsubscribeResult === 'unsubscribed' ? text.unsubscribe.done : text.unsubscribe.already;
-
   return (
     <LinkPageView
       state={page}
@@ -85,105 +105,19 @@ export function PreferencesPage() {
       homeLink={text.homeLink}
       done={() => text.erase.done}
       busy={busy !== null || (token !== undefined && view === null)}
-      lead={<Lead email={view?.email ?? null} />}
+      lead={<AddressLead text={text.lead} withoutAddress={text.leadWithoutJs} email={view?.email ?? null} />}
     >
       {/* No action: the form posts to this very address, token included (the no-JavaScript path). */}
       <form method="post" onSubmit={(event) => event.preventDefault()} className="mt-8 space-y-3">
         {unsubscribeResult ? (
-          <div className="flex items-start gap-4 rounded-xl border border-emerald-300/20 bg-emerald-400/10 p-4 text-left sm:p-5">
-            <StatusIcon tone="success" small />
-            <div>
-              <h2 ref={unsubscribedHeadingRef} tabIndex={-1} className="font-semibold text-white outline-none">
-                {unsubscribeDone.title}
-              </h2>
-              <p className="mt-1 text-sm text-slate-200">{unsubscribeDone.message}</p>
-            </div>
-          </div>
+          <DoneRow headingRef={unsubscribedHeadingRef} title={unsubscribeDone.title} message={unsubscribeDone.message} />
         ) : (
-          <div className={`${rowStyles} ${rowLayout}`}>
-            <p id={unsubscribeHintId} className="text-sm text-slate-300">
-              {text.unsubscribe.explanation}
-            </p>
-            {hydrated ? (
-              <button
-                type="button"
-                onClick={unsubscribe}
-                aria-disabled={busy !== null}
-                aria-describedby={unsubscribeHintId}
-                className={`${buttonColors.secondary} ${buttonSizes.md} shrink-0 ${busyButton}`}
-              >
-                {busy === 'unsubscribe' && <SpinnerIcon />}
-                {busy === 'unsubscribe' ? text.unsubscribe.busy : text.unsubscribe.button}
-              </button>
-            ) : (
-              <button
-                type="submit"
-                name={PREFERENCES_ACTION_FIELD}
-                value={'unsubscribe' satisfies PreferencesAction}
-                aria-describedby={unsubscribeHintId}
-                className={`${buttonColors.secondary} ${buttonSizes.md} shrink-0`}
-              >
-                {text.unsubscribe.button}
-              </button>
-            )}
-          </div>
+          <ActionRow action="unsubscribe" words={text.unsubscribe} hydrated={hydrated} busy={busy} onClick={() => void run('unsubscribe', unsubscribeLink, setUnsubscribed)} />
         )}
-
-        {hydrated ? (
-          <div className={`${rowStyles} ${rowLayout}`}>
-            <p id={eraseHintId} className="text-sm text-slate-300">
-              {text.erase.explanation}
-            </p>
-            <ConfirmDialog
-              open={confirmingErase}
-              onOpenChange={setConfirmingErase}
-              title={text.erase.confirmTitle}
-              description={text.erase.confirmDescription}
-              confirmLabel={busy === 'erase' ? text.erase.busy : text.erase.confirmButton}
-              busy={busy === 'erase'}
-              onConfirm={erase}
-              onCloseAutoFocus={(event) => {
-                // Erased (or refused for good): the trigger is gone, the outcome's heading takes focus.
-                const heading = page.headingRef.current;
-                if (!heading) return;
-                event.preventDefault();
-                heading.focus();
-              }}
-              trigger={
-                <button
-                  type="button"
-                  aria-disabled={busy !== null}
-                  aria-describedby={eraseHintId}
-                  onClick={(event) => {
-                    if (busy) event.preventDefault();
-                  }}
-                  className={`${buttonColors.danger} ${buttonSizes.md} shrink-0 ${busyButton}`}
-                >
-                  {text.erase.button}
-                </button>
-              }
-            />
-          </div>
+        {eraseLinkSent ? (
+          <DoneRow headingRef={sentHeadingRef} title={text.eraseLink.sent.title} message={text.eraseLink.sent.message.replace('{email}', eraseLinkSent.email)} />
         ) : (
-          // Without JavaScript there is no dialog: the disclosure asks first, its button erases.
-          <details className={rowStyles}>
-            <summary className={`${rowLayout} cursor-pointer list-none [&::-webkit-details-marker]:hidden`}>
-              <span className="text-sm text-slate-300">{text.erase.explanation}</span>
-              <span className={`${buttonColors.danger} ${buttonSizes.md} shrink-0`}>{text.erase.button}</span>
-            </summary>
-            <div className="mt-4 border-t border-white/10 pt-4">
-              <p className="font-semibold text-white">{text.erase.confirmTitle}</p>
-              <p className="mt-1 text-sm text-slate-300">{text.erase.confirmDescription}</p>
-              <button
-                type="submit"
-                name={PREFERENCES_ACTION_FIELD}
-                value={'erase' satisfies PreferencesAction}
-                className={`${buttonColors.danger} ${buttonSizes.md} mt-4`}
-              >
-                {text.erase.confirmButton}
-              </button>
-            </div>
-          </details>
+          <ActionRow action="erase" words={text.eraseLink} hydrated={hydrated} busy={busy} onClick={() => void run('erase', requestEraseLink, setEraseLinkSent)} />
         )}
       </form>
     </LinkPageView>

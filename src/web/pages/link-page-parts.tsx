@@ -5,10 +5,11 @@ import { SIGNUP_TOASTS } from '../../shared/waitlist/signup-contract.js';
 import { Link, useLocation } from '../site/router.js';
 import { notifyError } from '../site/toast.js';
 import { cardStyles, primaryLinkStyles } from '../ui/styles.js';
-import { linkTokenOf } from '../waitlist/link-actions.js';
+import type { PreferencesView } from '../../shared/waitlist/consent-contract.js';
+import { linkTokenOf, readPreferences } from '../waitlist/link-actions.js';
 import { useHydrated } from '../waitlist/useHydrated.js';
 
-/** The parts the e-mail link pages (/confirm, /unsubscribe) and their no-JavaScript answers share. */
+/** The parts the e-mail link pages (/confirm, /unsubscribe, /erase) and their no-JavaScript answers share. */
 
 export type IconTone = 'mail' | 'success' | 'warning';
 
@@ -49,6 +50,50 @@ export function StatusIcon({ tone, small = false }: { tone: IconTone; small?: bo
       </svg>
     </div>
   );
+}
+
+/**
+ * A link page's lead naming the address its link is for (`{email}` in `text`, masked by the server,
+ * in bold); `withoutAddress` until it is known (prerendered, or without JavaScript).
+ */
+export function AddressLead({ text, withoutAddress, email }: { text: string; withoutAddress: string; email: string | null }) {
+  if (email === null) return <p className="mt-4 text-balance text-slate-200">{withoutAddress}</p>;
+  const [before, after = ''] = text.split('{email}');
+  return (
+    <p className="mt-4 text-balance text-slate-200">
+      {before}
+      <strong className="font-semibold break-words text-white">{email}</strong>
+      {after}
+    </p>
+  );
+}
+
+/** A link page's rows (what an action does, and its button). */
+export const rowStyles = 'rounded-xl border border-white/10 bg-slate-950/40 p-4 text-left sm:p-5';
+export const rowLayout = 'flex flex-col gap-4 sm:flex-row sm:items-center sm:justify-between';
+
+/**
+ * Whom the page's link is for (the address masked), looked up once hydrated; null until then. A
+ * link of the other kind (`link`: the preferences page takes a manage link, the erasure page an
+ * erasure link) is refused like a token for another purpose.
+ */
+export function useLinkView(state: Pick<LinkPageState<unknown>, 'token' | 'showFailure'>, link: PreferencesView['link']): PreferencesView | null {
+  const { token, showFailure } = state;
+  const [view, setView] = useState<PreferencesView | null>(null);
+  useEffect(() => {
+    if (!token) return;
+    let active = true;
+    void readPreferences(token).then((answer) => {
+      if (!active) return;
+      if (answer.ok && answer.value.link !== link) showFailure('link_invalid');
+      else if (answer.ok) setView(answer.value);
+      else showFailure(answer.error);
+    });
+    return () => {
+      active = false;
+    };
+  }, [token, showFailure, link]);
+  return view;
 }
 
 /** The centred card every link page is drawn in. */

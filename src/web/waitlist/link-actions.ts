@@ -1,11 +1,13 @@
 import {
   CONFIRM_API_PATH,
   ERASE_API_PATH,
+  ERASE_LINK_API_PATH,
   isLinkErrorCode,
   LINK_TOKEN_PARAM,
   PREFERENCES_API_PATH,
   UNSUBSCRIBE_API_PATH,
   type ConfirmOutcome,
+  type EraseLinkSent,
   type LinkErrorCode,
   type PreferencesView,
   type UnsubscribeOutcome,
@@ -65,11 +67,11 @@ export function confirmLink(token: string): Promise<LinkAnswer<ConfirmOutcome>> 
   return postToken(CONFIRM_API_PATH, token, (body) => oneOf(CONFIRM_OUTCOMES, body.outcome));
 }
 
-/** Who a manage link is for (changes nothing). */
+/** Who a manage or erase link is for, the address masked (changes nothing). */
 export function readPreferences(token: string): Promise<LinkAnswer<PreferencesView>> {
   return postToken(PREFERENCES_API_PATH, token, (body) => {
-    if (typeof body.email !== 'string' || typeof body.status !== 'string') return undefined;
-    return { email: body.email, status: body.status as EntryStatus };
+    if (typeof body.email !== 'string' || typeof body.status !== 'string' || (body.link !== 'manage' && body.link !== 'erase')) return undefined;
+    return { email: body.email, status: body.status as EntryStatus, link: body.link };
   });
 }
 
@@ -77,6 +79,14 @@ export function unsubscribeLink(token: string): Promise<LinkAnswer<UnsubscribeOu
   return postToken(UNSUBSCRIBE_API_PATH, token, (body) => oneOf(UNSUBSCRIBE_OUTCOMES, body.outcome));
 }
 
+/** E-mails an erasure link to the address a manage link is for. */
+export function requestEraseLink(token: string): Promise<LinkAnswer<EraseLinkSent>> {
+  return postToken(ERASE_LINK_API_PATH, token, (body) =>
+    body.outcome === 'sent' && typeof body.email === 'string' ? { outcome: 'sent', email: body.email } : undefined,
+  );
+}
+
+/** Erases the entry an erasure link is for. */
 export function eraseLink(token: string): Promise<LinkAnswer<'erased'>> {
   return postToken(ERASE_API_PATH, token, (body) => oneOf(['erased'] as const, body.outcome));
 }

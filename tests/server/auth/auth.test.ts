@@ -146,7 +146,8 @@ describe.each(TEST_DIALECTS)('auth service (%s)', (dialect: TestDialect) => {
       { name: 'missing grant type', url: '/auth/v1/token', body: {}, status: 400, code: 'invalid_credentials' },
       { name: 'malformed JSON', url: '/auth/v1/token?grant_type=password', body: '{"email":', status: 400, code: 'bad_json', message: /Could not parse request body as JSON/ },
       { name: 'JSON array body', url: '/auth/v1/token?grant_type=password', body: '[1,2]', status: 400, code: 'bad_json' },
-      { name: 'non-JSON content type with garbage', url: '/auth/v1/token?grant_type=password', body: 'email=a', headers: { 'content-type': 'text/plain' }, status: 400, code: 'bad_json' },
+      // Security review, finding 3: a body that is not application/json is a 415 (GoTrue's shape and code).
+      { name: 'non-JSON content type with garbage', url: '/auth/v1/token?grant_type=password', body: 'email=a', headers: { 'content-type': 'text/plain' }, status: 415, code: 'bad_json' },
       { name: 'email not a string', url: '/auth/v1/token?grant_type=password', body: { email: 42, password: PASSWORD }, status: 400, code: 'bad_json' },
       { name: 'email and phone', url: '/auth/v1/token?grant_type=password', body: { email: EMAIL, phone: '+15555550100', password: PASSWORD }, status: 400, code: 'validation_failed', message: 'Only an email address or phone number should be provided on login.' },
       { name: 'neither email nor phone', url: '/auth/v1/token?grant_type=password', body: { password: PASSWORD }, status: 400, code: 'validation_failed', message: 'missing email or phone' },

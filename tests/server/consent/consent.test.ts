@@ -15,6 +15,7 @@ import { siteContent } from '../../../src/shared/site/content.js';
 import {
   CONFIRM_API_PATH,
   ERASE_API_PATH,
+  ERASE_LINK_API_PATH,
   LINK_ERRORS,
   PREFERENCES_API_PATH,
   UNSUBSCRIBE_API_PATH,
@@ -357,10 +358,19 @@ describe.each(TEST_DIALECTS)('consent and e-mail links (%s)', (dialect: TestDial
       expectLinkError(await postJson(t, CONFIRM_API_PATH, {}), 'link_invalid');
       expectLinkError(await postJson(t, CONFIRM_API_PATH, [good]), 'link_invalid');
       expectLinkError(await postJson(t, CONFIRM_API_PATH, { token: token(t, before.id, 'confirm', Math.floor(Date.now() / 1000) - 1) }), 'link_expired');
-      for (const url of [UNSUBSCRIBE_API_PATH, ERASE_API_PATH, PREFERENCES_API_PATH]) {
+      // Security review, finding 6: each link's expiry says which link it was (manage: 90 days; erase: an hour).
+      const purposes = [
+        [UNSUBSCRIBE_API_PATH, 'manage', 'manage_link_expired'],
+        [ERASE_LINK_API_PATH, 'manage', 'manage_link_expired'],
+        [PREFERENCES_API_PATH, 'manage', 'manage_link_expired'],
+        [ERASE_API_PATH, 'erase', 'erase_link_expired'],
+      ] as const;
+      for (const [url, purpose, expiredCode] of purposes) {
         expectLinkError(await postJson(t, url, { token: good }), 'link_invalid');
-        expectLinkError(await postJson(t, url, { token: token(t, before.id, 'manage', Math.floor(Date.now() / 1000) - 60) }), 'link_expired');
+        expectLinkError(await postJson(t, url, { token: token(t, before.id, purpose, Math.floor(Date.now() / 1000) - 60) }), expiredCode);
       }
+      // The manage link (List-Unsubscribe) does not erase.
+      expectLinkError(await postJson(t, ERASE_API_PATH, { token: token(t, before.id, 'manage') }), 'link_invalid');
       // The same-URL posts refuse them too, with a page.
       const expired = await postForm(t, `/confirm?token=${token(t, before.id, 'confirm', 1_000)}`, '');
       expect(expired.statusCode).toBe(410);
@@ -378,9 +388,10 @@ describe.each(TEST_DIALECTS)('consent and e-mail links (%s)', (dialect: TestDial
       const { t } = await mailApp(dialect);
       const ghost = '00000000-0000-4000-8000-000000000000';
       expectLinkError(await postJson(t, CONFIRM_API_PATH, { token: token(t, ghost, 'confirm') }), 'entry_gone');
-      for (const url of [UNSUBSCRIBE_API_PATH, ERASE_API_PATH, PREFERENCES_API_PATH]) {
+      for (const url of [UNSUBSCRIBE_API_PATH, ERASE_LINK_API_PATH, PREFERENCES_API_PATH]) {
         expectLinkError(await postJson(t, url, { token: token(t, ghost, 'manage') }), 'entry_gone');
       }
+      expectLinkError(await postJson(t, ERASE_API_PATH, { token: token(t, ghost, 'erase') }), 'entry_gone');
       await signUp(t, 'quit@example.com');
       const { id } = (await entry(t, 'quit@example.com'))!;
       await postJson(t, UNSUBSCRIBE_API_PATH, { token: token(t, id, 'manage') });
@@ -427,7 +438,8 @@ describe.each(TEST_DIALECTS)('consent and e-mail links (%s)', (dialect: TestDial
       expect(multipart.statusCode).toBe(200);
       expect(await entry(t, 'oneclick@example.com')).toEqual(after);
       expect((await postJson(t, UNSUBSCRIBE_API_PATH, { token: oneClick.token })).json()).toEqual({ outcome: 'already_unsubscribed' });
-      expect((await postJson(t, PREFERENCES_API_PATH, { token: oneClick.token })).json()).toEqual({ email: 'oneclick@example.com', status: 'unsubscribed' });
+      // The address masked (security review, finding 6): the link is in headers others see.
+      expect((await postJson(t, PREFERENCES_API_PATH, { token: oneClick.token })).json()).toEqual({ email: 'o•••@example.com', status: 'unsubscribed', link: 'manage' });
       expect(smtp.messages).toHaveLength(1);
     });
 
@@ -442,8 +454,11 @@ describe.each(TEST_DIALECTS)('consent and e-mail links (%s)', (dialect: TestDial
       expect((await outbox(t, email)).map((r) => r.status)).toEqual(['sent', 'queued']);
       const { id } = (await entry(t, email))!;
       const manage = listUnsubscribeOf(smtp.messages.find((m) => m.to[0] === email)!).token;
+      // Security review, finding 6: the manage link does not erase; the erasure link (e-mailed on request) does.
+      expectLinkError(await postJson(t, ERASE_API_PATH, { token: manage }), 'link_invalid');
+      const erase = token(t, id, 'erase');
 
-      const res = await postJson(t, ERASE_API_PATH, { token: manage });
+      const res = await postJson(t, ERASE_API_PATH, { token: erase });
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ outcome: 'erased' });
       expect(await entry(t, email)).toBeUndefined();
@@ -460,7 +475,7 @@ describe.each(TEST_DIALECTS)('consent and e-mail links (%s)', (dialect: TestDial
       expect(JSON.stringify(audit[0])).not.toContain(id);
 
       // The link again: nothing left to change.
-      expectLinkError(await postJson(t, ERASE_API_PATH, { token: manage }), 'entry_gone');
+      expectLinkError(await postJson(t, ERASE_API_PATH, { token: erase }), 'entry_gone');
 
       // An import of an old export does not bring the address back, and says so.
       const file = path.join(t.dataDir, 'old-export.csv');
@@ -511,11 +526,15 @@ describe.each(TEST_DIALECTS)('consent and e-mail links (%s)', (dialect: TestDial
       page(await postForm(t, `/confirm?token=${token(t, await id('form2@example.com'), 'manage')}`, ''), 400, LINK_ERRORS.link_invalid);
       expect((await entry(t, 'form2@example.com'))!.status).toBe('pending');
 
-      // Preferences: unsubscribe, then erase.
+      // Preferences: unsubscribe, then erase (security review, finding 6: the preferences form e-mails
+      // the erasure link; the erasure page's form erases).
       const manage2 = token(t, await id('form2@example.com'), 'manage');
       page(await postForm(t, `/unsubscribe?token=${manage2}`, 'action=unsubscribe'), 200, siteContent.preferencesPage.unsubscribe.done);
       page(await postForm(t, `/unsubscribe?token=${manage2}`, 'action=unsubscribe'), 200, siteContent.preferencesPage.unsubscribe.already);
-      page(await postForm(t, '/unsubscribe', `action=erase&token=${token(t, await id('form3@example.com'), 'manage')}`), 200, siteContent.preferencesPage.erase.done);
+      const { sent } = siteContent.preferencesPage.eraseLink;
+      page(await postForm(t, '/unsubscribe', `action=erase&token=${token(t, await id('form3@example.com'), 'manage')}`), 200, { ...sent, message: sent.message.replace('{email}', 'f•••@example.com') });
+      expect(await entry(t, 'form3@example.com')).toBeDefined();
+      page(await postForm(t, `/erase?token=${token(t, await id('form3@example.com'), 'erase')}`, 'action=erase'), 200, siteContent.preferencesPage.erase.done);
       expect(await entry(t, 'form3@example.com')).toBeUndefined();
       page(await postForm(t, `/unsubscribe?token=${manage2}`, 'action=explode'), 400, LINK_ERRORS.link_invalid);
       page(await postForm(t, `/unsubscribe?token=${manage2}`, ''), 400, LINK_ERRORS.link_invalid);

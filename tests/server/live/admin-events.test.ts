@@ -306,13 +306,15 @@ describe.each(TEST_DIALECTS)('admin event stream (%s)', (dialect: TestDialect) =
         headers: { 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${token}` } : {}) },
         body: JSON.stringify(body),
       });
-    const link = (entryId: string) => createLinkToken(t!.app.secretBox, { entryId, purpose: 'manage', expiresAt: Math.floor(Date.now() / 1000) + 3600 });
+    const link = (entryId: string, purpose: 'manage' | 'erase' = 'manage') =>
+      createLinkToken(t!.app.secretBox, { entryId, purpose, expiresAt: Math.floor(Date.now() / 1000) + 3600 });
 
     expect((await post(ADMIN_DELETE_PATH, { ids: [rows[0]!.id] }, true)).status).toBe(200);
     expect(await stream.next()).toEqual({ type: 'change', data: { reason: 'deleted' } });
     expect((await post(UNSUBSCRIBE_API_PATH, { token: link(rows[1]!.id) })).status).toBe(200);
     expect(await stream.next()).toEqual({ type: 'change', data: { reason: 'unsubscribed' } });
-    expect((await post(ERASE_API_PATH, { token: link(rows[2]!.id) })).status).toBe(200);
+    // An erasure takes the erasure link (security review, finding 6).
+    expect((await post(ERASE_API_PATH, { token: link(rows[2]!.id, 'erase') })).status).toBe(200);
     expect(await stream.next()).toEqual({ type: 'change', data: { reason: 'deleted' } });
     const matching = await post(ADMIN_DELETE_MATCHING_PATH, { filter: { q: rows[3]!.email } }, true);
     expect(await matching.json()).toEqual({ deleted: 1 });

@@ -2,7 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import type { RenderedMail, TemplateRenderer } from '../../mail/index.js';
 import { createLinkToken, linkUrl } from '../links.js';
 import { emailContent } from '../../../shared/site/content.js';
-import { CONFIRM_PAGE_PATH, ONE_CLICK_FIELD, ONE_CLICK_VALUE, PREFERENCES_PAGE_PATH } from '../../../shared/waitlist/consent-contract.js';
+import {
+  CONFIRM_PAGE_PATH,
+  ERASE_LINK_TTL_MINUTES,
+  ERASE_PAGE_PATH,
+  MANAGE_LINK_TTL_DAYS,
+  ONE_CLICK_FIELD,
+  ONE_CLICK_VALUE,
+  PREFERENCES_PAGE_PATH,
+  type LinkPurpose,
+} from '../../../shared/waitlist/consent-contract.js';
 import { findEmailRecipient } from './recipient.js';
 import type * as RenderModule from './render.js';
 import { WAITLIST_EMAIL_TEMPLATES, waitlistEmailSubject, type WaitlistEmailTemplate } from './words.js';
@@ -11,14 +20,20 @@ export { waitlistEmailMessage } from './messages.js';
 export { WAITLIST_EMAIL_TEMPLATES, waitlistEmailSubject, type WaitlistEmailTemplate } from './words.js';
 
 /**
- * The waitlist's e-mails (confirmation, welcome, invite), rendered by the outbox worker when it
- * sends them (docs/decisions/008): the row holds only `{entryId}`, so each e-mail is built from the
- * entry as it is then, with links signed then. A message whose person has since unsubscribed or
- * been erased (or, for a confirmation, confirmed already) is not sent: `{skip}`.
+ * The waitlist's e-mails (confirmation, welcome, invite, and the erasure link a person asks for),
+ * rendered by the outbox worker when it sends them (docs/decisions/008): the row holds only
+ * `{entryId}`, so each e-mail is built from the entry as it is then, with links signed then. A
+ * message whose person has since been erased, or unsubscribed (but for the erasure link they asked
+ * for), or (for a confirmation) confirmed already is not sent: `{skip}`.
  */
 
-/** Manage links (unsubscribe, erase) work this long after sending: one-click unsubscribe must keep working. */
-export const MANAGE_LINK_TTL_SECONDS = 400 * 24 * 60 * 60;
+/**
+ * Manage links (the footer's, and List-Unsubscribe: unsubscribe, ask for an erasure link) work this
+ * long after sending (consent-contract.ts MANAGE_LINK_TTL_DAYS says why).
+ */
+export const MANAGE_LINK_TTL_SECONDS = MANAGE_LINK_TTL_DAYS * 24 * 60 * 60;
+/** Erasure links work this long after sending. */
+export const ERASE_LINK_TTL_SECONDS = ERASE_LINK_TTL_MINUTES * 60;
 
 type Views = typeof RenderModule;
 /** The React templates, imported on the first send (see render.tsx). */
@@ -35,7 +50,7 @@ function loadViews(): Promise<Views> {
 const registered = new WeakSet<object>();
 
 /**
- * Registers the three renderers with app.mail.registerTemplate. Called by the consent routes;
+ * Registers the renderers with app.mail.registerTemplate. Called by the consent routes;
  * idempotent per app, and does nothing when e-mail is off (PUBLIC_URL is then not required).
  */
 export function registerWaitlistEmails(app: FastifyInstance): void {
@@ -53,11 +68,11 @@ export function registerWaitlistEmails(app: FastifyInstance): void {
       const entry = await findEmailRecipient(db, data.entryId);
       if (!entry) return { skip: 'the recipient is no longer on the waitlist' };
       if (entry.email.toLowerCase() !== message.to.toLowerCase()) return { skip: "the entry's address is not the one this message was queued for" };
-      if (entry.status === 'unsubscribed') return { skip: 'the recipient unsubscribed' };
+      if (entry.status === 'unsubscribed' && template !== 'erasure') return { skip: 'the recipient unsubscribed' };
       if (template === 'confirmation' && entry.status !== 'pending') return { skip: `the address no longer awaits confirmation (${entry.status})` };
 
       const now = Math.floor(Date.now() / 1000);
-      const link = (path: string, purpose: 'confirm' | 'manage', ttlSeconds: number) =>
+      const link = (path: string, purpose: LinkPurpose, ttlSeconds: number) =>
         linkUrl(publicUrl, path, createLinkToken(app.secretBox, { entryId: entry.id, purpose, expiresAt: now + ttlSeconds }));
       const manageUrl = link(PREFERENCES_PAGE_PATH, 'manage', MANAGE_LINK_TTL_SECONDS);
       const render = await loadViews();
@@ -70,13 +85,17 @@ export function registerWaitlistEmails(app: FastifyInstance): void {
             })
           : template === 'welcome'
             ? await render.renderWelcomeEmail({ manageUrl })
-            : await render.renderInviteEmail({ inviteUrl: new URL(emailContent.invite.url, publicUrl).toString(), manageUrl });
+            : template === 'erasure'
+              ? await render.renderErasureEmail({ eraseUrl: link(ERASE_PAGE_PATH, 'erase', ERASE_LINK_TTL_SECONDS), manageUrl })
+              : await render.renderInviteEmail({ inviteUrl: new URL(emailContent.invite.url, publicUrl).toString(), manageUrl });
       return {
         subject: waitlistEmailSubject(template),
         text: bodies.text,
         html: bodies.html,
         // RFC 8058 one-click unsubscribe: the provider POSTs `List-Unsubscribe=One-Click` to the URL.
-        headers: { 'List-Unsubscribe': `<${manageUrl}>`, 'List-Unsubscribe-Post': `${ONE_CLICK_FIELD}=${ONE_CLICK_VALUE}` },
+        // Not on the erasure link: the person's own request, not a mailing.
+        headers:
+          template === 'erasure' ? {} : { 'List-Unsubscribe': `<${manageUrl}>`, 'List-Unsubscribe-Post': `${ONE_CLICK_FIELD}=${ONE_CLICK_VALUE}` },
       };
     };
 

@@ -1,6 +1,7 @@
 import type { ReactElement } from 'react';
 import { render, toPlainText } from '@react-email/render';
 import { ConfirmationEmail, type ConfirmationEmailProps } from './ConfirmationEmail.js';
+import { ErasureEmail, type ErasureEmailProps } from './ErasureEmail.js';
 import { InviteEmail, type InviteEmailProps } from './InviteEmail.js';
 import { WelcomeEmail, type WelcomeEmailProps } from './WelcomeEmail.js';
 
@@ -36,3 +37,4 @@ async function bodies(element: ReactElement): Promise<RenderedBodies> {
 export const renderConfirmationEmail = (props: ConfirmationEmailProps) => bodies(<ConfirmationEmail {...props} />);
 export const renderWelcomeEmail = (props: WelcomeEmailProps) => bodies(<WelcomeEmail {...props} />);
 export const renderInviteEmail = (props: InviteEmailProps) => bodies(<InviteEmail {...props} />);
+export const renderErasureEmail = (props: ErasureEmailProps) => bodies(<ErasureEmail {...props} />);

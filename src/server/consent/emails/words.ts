@@ -5,7 +5,7 @@ import { emailContent, siteContent } from '../../../shared/site/content.js';
  * `{productName}` always, `{hours}` where a template passes it. No React here: the signup path
  * imports this file for the subjects, the worker the templates.
  */
-export const WAITLIST_EMAIL_TEMPLATES = ['confirmation', 'welcome', 'invite'] as const;
+export const WAITLIST_EMAIL_TEMPLATES = ['confirmation', 'welcome', 'invite', 'erasure'] as const;
 export type WaitlistEmailTemplate = (typeof WAITLIST_EMAIL_TEMPLATES)[number];
 
 export function fill(text: string, values: Record<string, string | number> = {}): string {
