@@ -24,12 +24,13 @@ import {
 import { SignInAudit, type RefusalReason, type SignInEvent } from './sign-in-audit.js';
 import { SignInLine } from './sign-in-line.js';
 import { refreshChain, type RefreshChain } from './refresh-chain.js';
-import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH, STORED_PASSWORD_MAX_LENGTH, verifyAgainstDummy, verifyPassword } from './passwords.js';
+import { checkPasswordStrength, verifyAgainstDummy, verifyPassword } from './passwords.js';
 import * as refreshTokens from './refresh-tokens-repository.js';
 import * as sessions from './sessions-repository.js';
 import { hasVerifiedFactor, listUserFactors } from './factors-repository.js';
 import { hashRefreshToken, newRefreshToken, sessionAssurance, signAccessToken } from './tokens.js';
 import { userJson } from './user-json.js';
+import { userUpdates } from './user-update.js';
 import * as users from './users-repository.js';
 import type {
   GoTrueUser,
@@ -67,15 +68,6 @@ const MAX_USER_AGENT = 512;
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS_ALL = /[\u0000-\u001f\u007f]/g;
-/** user_metadata ends up in every access token, so keep it small. */
-const MAX_METADATA_BYTES = 16 * 1024;
-/**
- * Deepest nesting of objects/arrays allowed in user_metadata. JSON.parse takes any depth, but
- * JSON.stringify (here, in the JWT signer and in the reply serialiser) is recursive and throws a
- * RangeError on a few thousand levels: a 500 now, and a stored value would break every later
- * sign-in of the account.
- */
-const MAX_METADATA_DEPTH = 32;
 const REFRESH_TOKEN_MIN = 12;
 const REFRESH_TOKEN_MAX = 512;
 /** Rotations a token may be behind the active one and still be led to it (within the reuse interval). */
@@ -87,8 +79,6 @@ const LOGOUT_SCOPES: Record<string, (sessionId: string) => sessions.SessionSelec
   others: (sessionId) => ({ except: sessionId }),
 };
 
-/** GoTrue answers both current_password_required and current_password_invalid with this message. */
-const CURRENT_PASSWORD_MESSAGE = 'Current password required when setting new password.';
 /** A client address the account signed in from (accountLimitKeys `known`): any count means known. */
 const KNOWN_CLIENT: Limit = { max: 1, windowMs: KNOWN_CLIENT_WINDOW_MS };
 const invalidCredentials = () => new AuthApiError(400, 'invalid_credentials', 'Invalid login credentials');
@@ -122,18 +112,6 @@ const SIGN_IN_LINE_MAX_WAIT_MS = 8_000;
 export function signInDelayMs(accountFailures: number, perClientMax: number): number {
   if (accountFailures < perClientMax) return 0;
   return Math.min(SLOWDOWN_MAX_MS, SLOWDOWN_BASE_MS * 2 ** Math.min(accountFailures - perClientMax, 16));
-}
-
-/** Nesting depth of a parsed JSON value (a scalar is 0), computed without recursion; stops past `limit`. */
-function jsonDepthExceeds(value: unknown, limit: number): boolean {
-  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
-  while (stack.length > 0) {
-    const { value: current, depth } = stack.pop()!;
-    if (typeof current !== 'object' || current === null) continue;
-    if (depth + 1 > limit) return true;
-    for (const child of Object.values(current as Record<string, unknown>)) stack.push({ value: child, depth: depth + 1 });
-  }
-  return false;
 }
 
 /** Reads back a user the transaction has just updated. */
@@ -495,52 +473,7 @@ export class AuthService {
     // anything is checked: it bounds guesses of current_password from a stolen session.
     const updateLimit = await this.limits.hit(limitKey('user_update', auth.session.id), this.config.userUpdateLimit);
     if (updateLimit.count > this.config.userUpdateLimit.max) throw rateLimited(retryAfterSeconds(updateLimit));
-    const email = body.email?.trim() ?? '';
-    if (email !== '' && email.toLowerCase() !== auth.user.email) {
-      throw new AuthApiError(422, 'validation_failed', 'Email changes are not supported');
-    }
-    if ((body.phone?.trim() ?? '') !== '') {
-      throw new AuthApiError(422, 'validation_failed', 'Phone numbers are not supported');
-    }
-
-    const updates: { user_metadata?: string; password_hash?: string } = {};
-    if (body.data) {
-      if (jsonDepthExceeds(body.data, MAX_METADATA_DEPTH)) {
-        throw new AuthApiError(422, 'validation_failed', `User metadata cannot be nested more than ${MAX_METADATA_DEPTH} levels deep`);
-      }
-      const merged: Record<string, unknown> = { ...parseJsonObject(auth.user.user_metadata) };
-      for (const [key, value] of Object.entries(body.data)) {
-        if (key === '__proto__') continue;
-        if (value === null) delete merged[key];
-        else merged[key] = value;
-      }
-      const text = JSON.stringify(merged);
-      if (Buffer.byteLength(text, 'utf8') > MAX_METADATA_BYTES) {
-        throw new AuthApiError(422, 'validation_failed', `User metadata cannot be larger than ${MAX_METADATA_BYTES / 1024} KB`);
-      }
-      updates.user_metadata = text;
-    }
-
-    const password = body.password;
-    if (typeof password === 'string') {
-      if (password.length > PASSWORD_MAX_LENGTH) {
-        throw new AuthApiError(400, 'validation_failed', `Password cannot be longer than ${PASSWORD_MAX_LENGTH} characters`);
-      }
-      const weak = await checkPasswordStrength(password, [auth.user.email]);
-      if (weak) throw new AuthApiError(422, 'weak_password', weak.message, { weak_password: { reasons: weak.reasons } });
-      // GoTrue's UpdatePasswordRequireCurrentPassword, always on here (ASVS 2.1.6); checked before
-      // same_password, which would otherwise tell a session thief whether a guess is the password.
-      const current = body.current_password ?? '';
-      if (current === '') throw new AuthApiError(400, 'current_password_required', CURRENT_PASSWORD_MESSAGE);
-      if (current.length > STORED_PASSWORD_MAX_LENGTH || !(await verifyPassword(auth.user.password_hash, current))) {
-        throw new AuthApiError(400, 'current_password_invalid', CURRENT_PASSWORD_MESSAGE);
-      }
-      if (await verifyPassword(auth.user.password_hash, password)) {
-        throw new AuthApiError(422, 'same_password', 'New password should be different from the old password.');
-      }
-      updates.password_hash = await hashPassword(password);
-    }
-
+    const updates = await userUpdates(auth.user, body);
     if (updates.user_metadata === undefined && updates.password_hash === undefined) return userJson(auth.user);
     const user = await this.db.transaction().execute(async (trx) => {
       await users.updateUser(trx, auth.user.id, { ...updates, updated_at: this.nowIso() });
