@@ -259,7 +259,7 @@ export interface RecordsConsentsTable {
   created_at: Timestamp;
 }
 
-/** Each e-mail sent and its template version; deleted with the entry, kept after the outbox row. */
+/** Each e-mail sent and its template version; kept after the outbox row, deleted once the entry is gone (no foreign key). */
 export interface RecordsMailSendsTable {
   message_id: string;
   entry_id: string | null;

@@ -9,7 +9,7 @@ import { storeVersion } from './versions.js';
  * Each e-mail sent, with the version of its template (docs/decisions/055). The version is the
  * template rendered with placeholders for each recipient's links (consent/emails), archived the
  * first time this instance sends that template; the send is written in the transaction that marks
- * the outbox row sent, and outlives that row (deleted only with the entry it was sent to).
+ * the outbox row sent, and outlives that row (deleted once the entry it was sent to is gone).
  */
 const ENTRY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

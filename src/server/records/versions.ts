@@ -164,16 +164,20 @@ export function retentionCutoff(now: Date, retentionYears: number): Date {
 /**
  * Deletes what the retention lets go, and nothing else: a version whose last use (or, never used,
  * whose storing) is more than `retentionYears` before `now`, and that no kept e-mail send and no
- * signup's consent record still names; first the consent records no entry names any more whose
- * versions have all expired. Resolves to how many versions were deleted.
+ * signup's consent record still names. First, the send records of entries that are gone (erased
+ * or deleted: a person's sends are kept as long as their entry), and the consent records no entry
+ * names any more whose versions have all expired. Resolves to how many versions were deleted.
  */
 export async function purgeExpiredVersions(db: Db, retentionYears: number, now: Date = new Date()): Promise<number> {
   const cutoff = retentionCutoff(now, retentionYears).toISOString();
   return db.transaction().execute(async (trx) => {
     await sql`
+      DELETE FROM records_mail_sends
+      WHERE entry_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM waitlist w WHERE w.id = records_mail_sends.entry_id)`.execute(trx);
+    await sql`
       DELETE FROM records_consents
       WHERE created_at < ${cutoff}
-        AND id NOT IN (SELECT consent_record FROM waitlist WHERE consent_record IS NOT NULL)
+        AND NOT EXISTS (SELECT 1 FROM waitlist w WHERE w.consent_record = records_consents.id)
         AND NOT EXISTS (
           SELECT 1 FROM records_versions v
           WHERE v.id IN (records_consents.page_version, records_consents.statement_version, records_consents.legends_version)

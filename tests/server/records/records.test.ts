@@ -151,9 +151,11 @@ describe.each(TEST_DIALECTS)('records (%s)', (dialect) => {
     expect((await entryMailSends(changed.database.db, third))[0]!.versionId).toBe(confirmations[1]!.id);
     expect((await findVersion(changed.database.db, confirmations[1]!.id))!.parts['body.txt']).toContain('48 hours');
 
-    // Erasing the entry deletes its send records, never the version.
+    // Once the entry is erased, the daily retention pass deletes its send records, never the version.
     await changed.database.db.deleteFrom('waitlist').where('id', '=', other).execute();
+    expect(await purgeExpiredVersions(changed.database.db, 5)).toBe(0);
     expect(await entryMailSends(changed.database.db, other)).toEqual([]);
+    expect(await entryMailSends(changed.database.db, third)).toHaveLength(1);
     expect(await findVersion(changed.database.db, confirmations[1]!.id)).toBeDefined();
   });
 

@@ -60,11 +60,13 @@ export async function up(db: Kysely<any>): Promise<void> {
   // key, so a signup's insert does not look it up). Null for entries from before, and imports.
   await db.schema.alterTable('waitlist').addColumn('consent_record', 'text').execute();
 
-  // Each e-mail sent: its template version. Deleted with the entry (an erasure), not with the outbox row.
+  // Each e-mail sent: its template version. Kept after the outbox row; deleted once the entry is
+  // gone (the records' daily retention pass). No foreign key: TRUNCATE waitlist keeps working, and
+  // deleting entries (a million at a time from the admin) checks nothing here.
   await db.schema
     .createTable('records_mail_sends')
     .addColumn('message_id', 'text', (c) => c.primaryKey())
-    .addColumn('entry_id', isPostgres ? 'uuid' : 'text', (c) => c.references('waitlist.id').onDelete('cascade'))
+    .addColumn('entry_id', isPostgres ? 'uuid' : 'text')
     .addColumn('template', 'text', (c) => c.notNull())
     .addColumn('version_id', 'text', (c) => c.notNull().references('records_versions.id'))
     .addColumn('sent_at', ts, (c) => c.notNull())
