@@ -1,9 +1,9 @@
 /**
  * The copy check's rules (`npm run lint:copy`, issue 30): wording FINRA Funding Portal Rule 200(c)
  * forbids in a funding portal's communications, or that it may not use without a balancing
- * statement. Each rule names its reason and its source; /work/shared/docs/reg-cf-notes.md (in the
- * repository: docs/records.md) summarises them. A finding is waived only line by line, with a
- * written reason (copy-check.ts).
+ * statement. Each rule names its reason and its source (docs/records.md lists them; why the check
+ * reads the sources: docs/decisions/056). A finding is waived only line by line, with a written
+ * reason (copy-check.ts).
  */
 export interface CopyRule {
   id: string;

@@ -6,7 +6,7 @@ import type { RecordVersion, RecordsBundleQuery } from '../../shared/admin/recor
 import { periodBounds, sha256Hex, versionsInUse } from './versions.js';
 
 /**
- * The examiner's bundle (docs/decisions/056): one zip with every version in use during a period,
+ * The examiner's bundle (docs/records.md): one zip with every version in use during a period,
  * each text as served, a manifest (JSON and CSV), SHA-256 checksums of every file (`sha256sum -c
  * SHA256SUMS`) and a README. Built in memory: the texts of a period are a few megabytes at most.
  */

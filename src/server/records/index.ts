@@ -9,7 +9,7 @@ import { UsageCounter } from './usage.js';
 import { purgeExpiredVersions, storeVersion } from './versions.js';
 
 /**
- * The records a funding portal keeps (issue 30, docs/decisions/055 and 056): every version of every
+ * The records a funding portal keeps (issue 30, docs/decisions/055, docs/records.md): every version of every
  * text shown or sent, what each signup was given, what each e-mail was rendered from. This file is
  * the room's declared interface: `app.records` for the signup (the consent record it stores with
  * each entry) and buildApp's registration.
