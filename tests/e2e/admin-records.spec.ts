@@ -4,6 +4,7 @@ import { strFromU8, unzipSync } from 'fflate';
 import { E2E_DATA_DIR } from '../../playwright.config.js';
 import { openDatabase } from '../../src/server/db/database.js';
 import { findVersion, listVersions, storeVersion } from '../../src/server/records/versions.js';
+import type { RecordVersionSummary } from '../../src/shared/admin/records-api.js';
 import { expect, test } from './fixtures.js';
 import { expectNoAxeViolations, screenshotView } from './mfa-helpers.js';
 
@@ -16,10 +17,13 @@ import { expectNoAxeViolations, screenshotView } from './mfa-helpers.js';
 test.describe.configure({ mode: 'serial' });
 
 test('lists the versions by kind, shows the differences of two versions, and downloads the bundle', async ({ adminPage: page }) => {
+  // Three views, an axe scan and a download.
+  test.setTimeout(90_000);
   const marker = `A line added for the e2e test ${Date.now()}`;
   const handle = openDatabase({ dialect: 'sqlite', filename: path.join(E2E_DATA_DIR, 'e2e.db') });
+  let statement: RecordVersionSummary;
   try {
-    const statement = (await listVersions(handle.db)).find((v) => v.kind === 'statement')!;
+    statement = (await listVersions(handle.db)).find((v) => v.kind === 'statement')!;
     const original = (await findVersion(handle.db, statement.id))!;
     await storeVersion(handle.db, { kind: 'statement', name: 'consent', parts: { 'statement.txt': `${original.parts['statement.txt']}${marker}\n` } });
   } finally {
@@ -30,8 +34,9 @@ test('lists the versions by kind, shows the differences of two versions, and dow
   await page.goto('/');
   await page.goto('/admin');
   const records = page.getByRole('region', { name: 'Records', exact: true });
-  await expect(records.getByRole('heading', { level: 2, name: 'Records' })).toBeVisible();
-  await expect(records.getByText(/kept unchanged for at least 5 years after its last use/)).toBeVisible();
+  // The area is a chunk of its own, fetched when the dashboard renders: on a busy machine, give it time.
+  await expect(records.getByRole('heading', { level: 2, name: 'Records' })).toBeVisible({ timeout: 30_000 });
+  await expect(records.getByText(/kept unchanged for at least 5 years after its last use/)).toBeVisible({ timeout: 30_000 });
 
   const pages = records.getByRole('table', { name: 'Pages' });
   const landing = pages.getByRole('row').filter({ has: page.getByRole('rowheader', { name: /^index\.html v1$/ }) });
