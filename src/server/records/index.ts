@@ -3,7 +3,7 @@ import type { ServedPages } from '../site/served.js';
 import { PAGES } from '../../shared/site/pages.js';
 import { storeConsentRecord } from './consents.js';
 import { mailSendRecorder, templateVersions } from './mail.js';
-import { archivePages } from './pages.js';
+import { readArchivedPages } from './pages.js';
 import { consentStatement, legends } from './texts.js';
 import { UsageCounter } from './usage.js';
 import { purgeExpiredVersions, storeVersion } from './versions.js';
@@ -45,11 +45,17 @@ export interface RecordsOptions {
 export async function registerRecords(app: FastifyInstance, options: RecordsOptions): Promise<void> {
   const { db } = app.database;
   const usage = new UsageCounter(db, app.log);
-  const pages = await archivePages(db, app.config.webRoot);
-  const statementId = await storeVersion(db, consentStatement({ consent: options.consent, confirmation: app.config.consent.confirmation }));
-  const legendsId = await storeVersion(db, legends());
+  const built = await readArchivedPages(app.config.webRoot);
+  // One transaction: one commit (one fsync on SQLite) for the whole start.
+  const { pages, statementId, legendsId, consentRecord } = await db.transaction().execute(async (trx) => {
+    const pages = new Map<string, string>();
+    for (const [file, version] of built) pages.set(file, await storeVersion(trx, version));
+    const statementId = await storeVersion(trx, consentStatement({ consent: options.consent, confirmation: app.config.consent.confirmation }));
+    const legendsId = await storeVersion(trx, legends());
+    const consentRecord = await storeConsentRecord(trx, { page: pages.get(PAGES.home.file) ?? null, statement: statementId, legends: legendsId });
+    return { pages, statementId, legendsId, consentRecord };
+  });
   const landing = pages.get(PAGES.home.file) ?? null;
-  const consentRecord = await storeConsentRecord(db, { page: landing, statement: statementId, legends: legendsId });
 
   // Every page carries the legends; the landing page the consent statement too.
   options.setServedPages({

@@ -1,9 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
 import { LINK_RESULT_FILES, PAGES, SIGNUP_ERROR_FILE, THANKS_CHECK_INBOX } from '../../shared/site/pages.js';
-import { storeVersion } from './versions.js';
+import type { NewVersion } from './versions.js';
 
 /**
  * The prerendered files a visitor or a recipient can be shown, archived as served: every page but
@@ -20,12 +18,12 @@ export const ARCHIVED_PAGE_FILES: readonly string[] = [
 ];
 
 /**
- * Stores the version of each archived page of the web build in `webRoot` (at start: the server
- * serves these bytes until it stops) and resolves to file → version id. A file the build lacks
- * (no build at all in development and most tests) is left out.
+ * The archived pages of the web build in `webRoot`, as versions to store at start (the server serves
+ * these bytes until it stops), by file. A file the build lacks (no build at all in development and
+ * most tests) is left out.
  */
-export async function archivePages(db: Kysely<Database>, webRoot: string, now: Date = new Date()): Promise<Map<string, string>> {
-  const versions = new Map<string, string>();
+export async function readArchivedPages(webRoot: string): Promise<Map<string, NewVersion>> {
+  const pages = new Map<string, NewVersion>();
   for (const file of ARCHIVED_PAGE_FILES) {
     let html: string;
     try {
@@ -34,7 +32,7 @@ export async function archivePages(db: Kysely<Database>, webRoot: string, now: D
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
       throw err;
     }
-    versions.set(file, await storeVersion(db, { kind: 'page', name: file, parts: { 'page.html': html } }, now));
+    pages.set(file, { kind: 'page', name: file, parts: { 'page.html': html } });
   }
-  return versions;
+  return pages;
 }
