@@ -233,7 +233,7 @@ export interface MailOutboxTable {
 
 /** Every version of every text shown or sent (src/server/records): stored once, never changed. */
 export interface RecordsVersionsTable {
-  /** `<kind>/<name>@<16 hex of hash>`. */
+  /** `<kind>:<name>@<16 hex of hash>`. */
   id: string;
   kind: 'page' | 'statement' | 'legends' | 'email';
   /** The page's file, `consent`, `footer`, or the e-mail template's name. */

@@ -33,7 +33,7 @@ export function sha256Hex(data: string | Uint8Array): string {
 export function identify(version: NewVersion): { id: string; hash: string; json: string } {
   const json = canonicalParts(version.parts);
   const hash = sha256Hex(json);
-  return { id: `${version.kind}/${version.name}@${hash.slice(0, 16)}`, hash, json };
+  return { id: `${version.kind}:${version.name}@${hash.slice(0, 16)}`, hash, json };
 }
 
 /** Stores a version unless it is stored already (by any instance); resolves to its id. */

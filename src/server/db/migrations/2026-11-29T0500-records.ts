@@ -11,7 +11,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('records_versions')
-    // `<kind>/<name>@<first 16 hex of the hash>`: the same text gets the same id on every instance.
+    // `<kind>:<name>@<first 16 hex of the hash>`: the same text gets the same id on every instance.
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind IN ('page', 'statement', 'legends', 'email')`))
     .addColumn('name', 'text', (c) => c.notNull())
