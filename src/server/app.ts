@@ -10,6 +10,10 @@ import { healthRoutes } from './http/health.js';
 import { OneLinePerRequest, withRedactedUrls } from './http/request-log.js';
 import { createGeolocator, type Geolocator } from './geolocation/geolocator.js';
 import { waitlistRoutes } from './signup/routes.js';
+import { createSignups } from './signup/signups.js';
+import { apiRoutes } from './api/plugin.js';
+import { embedRoutes } from './embed/routes.js';
+import { siteContent } from '../shared/site/content.js';
 import type { SignupBatchHooks } from './signup/batcher.js';
 import { consentRoutes } from './consent/routes.js';
 import { adminWaitlistRoutes } from './admin/routes.js';
@@ -137,11 +141,12 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   // Before the routes: a state-changing request from another site is refused before its body is read.
   registerCrossSiteGuard(app, { publicUrl: config.publicUrl, embedOrigins: config.embedOrigins });
   await app.register(healthRoutes);
-  await app.register(waitlistRoutes, {
-    geolocator,
-    ...(options.consent ? { consent: options.consent } : {}),
-    ...(options.signupBatch ? { signupBatch: options.signupBatch } : {}),
-  });
+  const consent = options.consent ?? siteContent.consent;
+  // One group commit for the form's signups and the API's (signup/signups.ts).
+  const signups = createSignups(app, { geolocator, consentVersion: consent.version, signupBatch: options.signupBatch });
+  await app.register(waitlistRoutes, { signups, consent });
+  await app.register(embedRoutes);
+  await app.register(apiRoutes, { signups, consent });
   await app.register(consentRoutes);
   await app.register(adminWaitlistRoutes);
   await app.register(adminInsightsRoutes);

@@ -35,7 +35,12 @@ export type AuditAction =
   // The admin queued failed outbox messages again (src/server/mail/admin-routes.ts).
   | 'mail_retry'
   // `npm run admin -- rotate-secret`: every sealed value re-sealed with a new AUTH_SECRET_KEY.
-  | 'secret_rotated';
+  | 'secret_rotated'
+  // API keys (src/server/api): made, revoked, and their uses that change data (a signup; their
+  // exports are 'export' records with detail.api_key_id). Never the key, never an address.
+  | 'api_key_created'
+  | 'api_key_revoked'
+  | 'api_signup';
 
 export interface AuditInput {
   action: AuditAction;

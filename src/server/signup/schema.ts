@@ -6,6 +6,7 @@ import {
   EMAIL_PROBLEM_CODES,
   HONEYPOT_FIELD,
   isSignupErrorCode,
+  THANKS_URL_FIELD,
   type SignupErrorCode,
   type SignupRequest,
 } from '../../shared/waitlist/signup-contract.js';
@@ -53,6 +54,8 @@ export const signupRequestSchema = z.pipe(
     [HONEYPOT_FIELD]: z.optional(z.unknown()),
     /** The consent checkbox, when content.ts has one: ticked is JSON `true` or the form's 'on' (see isConsentTicked). */
     [CONSENT_FIELD]: z.optional(z.unknown()),
+    /** A plain form on an allowed site: the thanks page it asks to end on (routes.ts thanksLocation). */
+    [THANKS_URL_FIELD]: z.optional(z.unknown()),
   }),
 );
 

@@ -31,7 +31,13 @@ export const SIGNUP_BODY_LIMIT = 8 * 1024;
  * fields. The server's schema (src/server/signup/schema.ts) reads exactly this shape; a type check
  * there keeps the two the same.
  */
-export type SignupRequest = { email: string } & Partial<Record<AttributionField | typeof HONEYPOT_FIELD | typeof CONSENT_FIELD, unknown>>;
+export type SignupRequest = { email: string } & Partial<Record<AttributionField | typeof HONEYPOT_FIELD | typeof CONSENT_FIELD | typeof THANKS_URL_FIELD, unknown>>;
+
+/**
+ * The form on another site (EMBED_ORIGINS): the page a plain form post from there ends on, when the
+ * operator allows that exact URL (EMBED_THANKS_URLS); otherwise our /thanks.
+ */
+export const THANKS_URL_FIELD = 'thanks_url';
 
 export interface ApiError {
   error: { code: string; message: string };
