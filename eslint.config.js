@@ -13,7 +13,7 @@ import tseslint from 'typescript-eslint';
  * (.dependency-cruiser.mjs, `npm run lint:deps`), which takes the rooms below from this file.
  */
 /** The web app's features. */
-const WEB_FEATURES = ['waitlist', 'auth', 'admin'];
+const WEB_FEATURES = ['waitlist', 'auth', 'admin', 'embed'];
 
 /**
  * The server's feature rooms (src/server/<name>/): each owns its routes, rules and SQL. `export` is

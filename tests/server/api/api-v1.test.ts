@@ -57,8 +57,7 @@ describe.each(TEST_DIALECTS)('API v1 (%s)', (dialect: TestDialect) => {
 
   it('publishes a valid OpenAPI 3.1 document, generated from the routes, and a page of it without scripts', async () => {
     const result = await validate(structuredClone(contract.document) as never);
-    expect(result.errors ?? [], JSON.stringify(result)).toEqual([]);
-    expect(result.valid).toBe(true);
+    expect(result.valid, JSON.stringify(result)).toBe(true);
     expect(contract.document.openapi).toBe('3.1.0');
     expect(Object.keys(contract.document.paths).sort()).toEqual(
       ['/api/v1/entries', '/api/v1/entries/{id}', '/api/v1/exports', '/api/v1/exports/download', '/api/v1/exports/{id}', '/api/v1/signups'].sort(),
