@@ -1,10 +1,12 @@
 /**
  * The embedded form's styles, adopted by its shadow root as a constructed stylesheet (no <style>
  * element, no style attribute: nothing a host page's CSP could block). `:host` resets what
- * inherits from the host page (fonts, colours, line height), so the form looks the same anywhere.
+ * inherits from the host page (fonts, colours, line height), so the form looks the same anywhere;
+ * its declarations are !important, which is how a shadow root's styles win over the host page's
+ * own !important rules on the host element (an outer normal rule would win over an inner one).
  */
 export const EMBED_CSS = `
-:host{all:initial;display:block;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;font-size:16px;line-height:1.5;color:#e2e8f0}
+:host{all:initial!important;display:block!important;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif!important;font-size:16px!important;line-height:1.5!important;color:#e2e8f0!important}
 *{box-sizing:border-box}
 .embed{background:#0b1120;border:1px solid #334155;border-radius:12px;padding:20px;max-width:560px}
 .title{margin:0;font-size:1.25rem;font-weight:700;color:#fff}
