@@ -47,9 +47,7 @@ export async function apiV1Routes(instance: FastifyInstance, options: ApiRoutesO
     handler: async (request, reply) => {
       const key = apiKeyOf(request);
       const { email, list, ip_address: ipAddress, consent: consented, ...fields } = request.body;
-      if (list !== undefined && list !== PORTAL_LIST) {
-        throw new HttpError(400, 'unknown_list', `There is no list "${list}". Named lists are not available yet: leave list out or send "${PORTAL_LIST}".`);
-      }
+      if (list !== undefined && list !== PORTAL_LIST) throw signupError('unknown_list');
       const check = checkWaitlistEmail(email);
       if (!check.ok) throw signupError(EMAIL_PROBLEM_CODES[check.problem]);
       const ip = ipAddress === undefined ? null : normalizeIp(ipAddress);

@@ -11,13 +11,14 @@ import { attributionFromFormReferer, isEmptyAttribution, normalizeAttribution, t
 import {
   CONSENT_FIELD,
   isSignupErrorCode,
+  LIST_FIELD,
   SIGNUP_BODY_LIMIT,
   SIGNUP_ERRORS,
   SIGNUP_FORM_FAILURES,
   SIGNUP_PATH,
   THANKS_URL_FIELD,
 } from '../../shared/waitlist/signup-contract.js';
-import { isConsentTicked, signupCodeOf, signupRequestSchema, signupSuccessSchema } from './schema.js';
+import { isConsentTicked, isKnownList, signupCodeOf, signupRequestSchema, signupSuccessSchema } from './schema.js';
 import { isHoneypotFilled, signupError, signupUnavailable, type SignupStatus } from './service.js';
 import type { Signups } from './signups.js';
 
@@ -188,6 +189,7 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
         return answerJoined(request, reply, app.config.consent.confirmation === 'required' ? 'pending' : 'joined');
       }
       if (request.validationError) throw signupError(signupCodeOf(request.validationError.validation));
+      if (!isKnownList(request.body[LIST_FIELD])) throw signupError('unknown_list');
       if (consent.checkbox !== null && !isConsentTicked(request.body[CONSENT_FIELD])) throw signupError('consent_required');
       try {
         const attribution = requestAttribution(request, request.body, app.config.publicUrl, app.config.embedOrigins);

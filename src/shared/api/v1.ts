@@ -28,12 +28,8 @@ export const API_V1_ENTRIES_PATH = `${API_V1_PREFIX}/entries`;
 export const API_V1_EXPORTS_PATH = `${API_V1_PREFIX}/exports`;
 export const API_V1_EXPORT_DOWNLOAD_PATH = `${API_V1_EXPORTS_PATH}/download`;
 
-/**
- * The waitlist a signup joins. Named lists are reserved for a later feature: today there is one
- * list, the portal's, and a signup naming any other is refused (400 `unknown_list`).
- */
-export const PORTAL_LIST = 'portal';
-export const API_LISTS = [PORTAL_LIST] as const;
+/** The list a signup joins: only the portal's today (signup-contract.ts), named lists are reserved for later. */
+export { PORTAL_LIST } from '../waitlist/signup-contract.js';
 
 /** Every error: a stable code and a message for people. */
 export const apiErrorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });

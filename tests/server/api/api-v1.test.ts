@@ -63,7 +63,7 @@ describe.each(TEST_DIALECTS)('API v1 (%s)', (dialect: TestDialect) => {
       ['/api/v1/entries', '/api/v1/entries/{id}', '/api/v1/exports', '/api/v1/exports/download', '/api/v1/exports/{id}', '/api/v1/signups'].sort(),
     );
     // The filter's names come from the admin's query schema, not a copy.
-    const listParams = contract.document.paths['/api/v1/entries'].get.parameters.map((p: { name: string }) => p.name);
+    const listParams = contract.document.paths['/api/v1/entries']!.get!.parameters!.map((p) => p.name);
     expect(listParams).toEqual(['limit', 'cursor', 'q', 'from', 'to', 'country', 'source', 'campaign', 'status']);
 
     const page = await t.app.inject({ method: 'GET', url: '/api/docs' });

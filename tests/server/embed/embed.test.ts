@@ -57,6 +57,14 @@ describe.each(TEST_DIALECTS)('embedding the signup form (%s)', (dialect: TestDia
     expect(again.statusCode).toBe(409);
     expect(again.headers['access-control-allow-origin']).toBe(PARTNER);
 
+    // Only the portal's list exists (data-list of the script, a `list` field of a form).
+    const portal = await t.app.inject({ method: 'POST', url: SIGNUP_PATH, headers: { origin: PARTNER, 'content-type': 'application/json' }, payload: { email: 'portal@example.com', list: 'portal' } });
+    expect(portal.statusCode).toBe(201);
+    const vip = await t.app.inject({ method: 'POST', url: SIGNUP_PATH, headers: { origin: PARTNER, 'content-type': 'application/json' }, payload: { email: 'vip@example.com', list: 'vip' } });
+    expect(vip.statusCode).toBe(400);
+    expect(vip.json().error.code).toBe('unknown_list');
+    expect(await stored('vip@example.com')).toBeUndefined();
+
     const refused = await t.app.inject({ method: 'POST', url: SIGNUP_PATH, headers: { origin: OTHER, 'sec-fetch-site': 'cross-site', 'content-type': 'application/json' }, payload: { email: 'other@example.com' } });
     expect(refused.statusCode).toBe(403);
     expect(refused.json().error.code).toBe('cross_site_request');
