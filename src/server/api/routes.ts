@@ -57,13 +57,15 @@ export async function apiV1Routes(instance: FastifyInstance, options: ApiRoutesO
       try {
         const outcome = await signups.create(request.log, check.email, ip, attribution);
         // The key's use that changed data: the entry's id and what happened, never the address.
+        // Written once the signup has committed (the group commit holds many signups); a failure
+        // here is logged, as the export's is, and never turns a stored signup into an error answer.
         await recordAudit(db, {
           action: 'api_signup',
           actorEmail: null,
           actorId: key.id,
           ip: request.ip,
           detail: { api_key_id: key.id, entry_id: outcome.id, status: outcome.status, created: outcome.created },
-        });
+        }).catch((err: unknown) => request.log.error({ err, apiKeyId: key.id }, 'could not record an API signup in the audit log'));
         return reply.status(201).send({ id: outcome.id, status: outcome.status });
       } catch (err) {
         if (err instanceof HttpError && err.statusCode === 503) throw unavailable(reply);
