@@ -13,26 +13,29 @@ import tseslint from 'typescript-eslint';
  * (.dependency-cruiser.mjs, `npm run lint:deps`), which takes the rooms below from this file.
  */
 /** The web app's features. */
-const WEB_FEATURES = ['waitlist', 'auth', 'admin'];
+const WEB_FEATURES = ['waitlist', 'auth', 'admin', 'embed'];
 
 /**
  * The server's feature rooms (src/server/<name>/): each owns its routes, rules and SQL. `export` is
  * the CSV export's room; until its modules move there (issue 27) they are in src/server/waitlist/.
  */
-export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export', 'records'];
+export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export', 'records', 'api', 'embed'];
 
 /**
  * The features whose index.ts is a declared interface, and which features may import it (nothing
  * else of that room): admin's filter checks and audited actions, consent's e-mails and suppression
  * hash, mail's app.mail types and auth's AdminPrincipal (which the export part of admin/routes.ts
  * uses until it moves to export/); records (the kept texts) renders consent's e-mail templates with
- * placeholders and records each send through app.mail.
+ * placeholders and records each send through app.mail; for the API (issue 32): admin's list page,
+ * signup's adding of a signup, and export's tickets.
  */
 export const SERVER_INTERFACES = {
-  admin: ['insights', 'export'],
+  admin: ['insights', 'export', 'api'],
   consent: ['signup', 'admin', 'records'],
   mail: ['signup', 'consent', 'admin', 'auth', 'records'],
   auth: ['export'],
+  signup: ['api'],
+  export: ['api'],
 };
 
 /** The server's neutral infrastructure (src/server/<name>/, and config.ts): it imports no feature. */

@@ -10,6 +10,10 @@ import { healthRoutes } from './http/health.js';
 import { OneLinePerRequest, withRedactedUrls } from './http/request-log.js';
 import { createGeolocator, type Geolocator } from './geolocation/geolocator.js';
 import { waitlistRoutes } from './signup/routes.js';
+import { createSignups } from './signup/signups.js';
+import { apiRoutes } from './api/plugin.js';
+import { embedRoutes } from './embed/routes.js';
+import { siteContent } from '../shared/site/content.js';
 import type { SignupBatchHooks } from './signup/batcher.js';
 import { consentRoutes } from './consent/routes.js';
 import { adminWaitlistRoutes } from './admin/routes.js';
@@ -32,7 +36,6 @@ import { adminMailRoutes } from './mail/admin-routes.js';
 import { createPubSub, type PubSub } from './pubsub/index.js';
 import { registerLiveWaitlist } from './live/updates.js';
 import { adminEventsRoutes, type AdminEventsOptions } from './live/routes.js';
-import { siteContent } from '../shared/site/content.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -131,8 +134,9 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   registerMail(app, config.mail, options.mailWorker);
 
   // The records (src/server/records): this instance's texts archived before the first request.
+  const consent = options.consent ?? siteContent.consent;
   const setServedPages = registerServedPages(app);
-  await registerRecords(app, { consent: options.consent ?? siteContent.consent, setServedPages });
+  await registerRecords(app, { consent, setServedPages });
 
   const geolocator = options.geolocator ?? (await createGeolocator(config.geolocation, app.log));
 
@@ -145,11 +149,11 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   // Before the routes: a state-changing request from another site is refused before its body is read.
   registerCrossSiteGuard(app, { publicUrl: config.publicUrl, embedOrigins: config.embedOrigins });
   await app.register(healthRoutes);
-  await app.register(waitlistRoutes, {
-    geolocator,
-    ...(options.consent ? { consent: options.consent } : {}),
-    ...(options.signupBatch ? { signupBatch: options.signupBatch } : {}),
-  });
+  // One group commit for the form's signups and the API's (signup/signups.ts).
+  const signups = createSignups(app, { geolocator, consentVersion: consent.version, signupBatch: options.signupBatch });
+  await app.register(waitlistRoutes, { signups, consent });
+  await app.register(embedRoutes);
+  await app.register(apiRoutes, { signups, consent });
   await app.register(consentRoutes);
   await app.register(adminWaitlistRoutes);
   await app.register(adminInsightsRoutes);

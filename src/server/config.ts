@@ -70,6 +70,13 @@ export interface AppConfig {
    * on a partner's page). Every other state-changing request from another site is refused (http/cross-site.ts).
    */
   embedOrigins: string[];
+  /**
+   * EMBED_THANKS_URLS: pages of those sites (absolute URLs, each on an origin of EMBED_ORIGINS) that a
+   * plain form posted from there may end on (its `thanks_url` field); any other ends on our /thanks.
+   */
+  embedThanksUrls: string[];
+  /** API_RATE_LIMIT: requests per minute of an API key made without a limit of its own. */
+  apiKeyRateLimit: number;
   /** Outgoing e-mail (src/server/mail); null without SMTP_URL: no worker, no e-mail. */
   mail: MailConfig | null;
   /** Double opt-in and the e-mails around an entry (src/server/waitlist). */
@@ -271,6 +278,20 @@ const envSchema = z.object({
       }
       return [...new Set(origins as string[])];
     }),
+  EMBED_THANKS_URLS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const listed = (v ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+      const urls = listed.map(parseHttpUrl);
+      const bad = listed.filter((_, i) => urls[i] === null);
+      if (bad.length > 0) {
+        ctx.addIssue({ code: 'custom', message: `must be comma-separated http(s) URLs, e.g. https://partner.example/thanks; not ${bad.map((b) => `"${b}"`).join(', ')}` });
+        return z.NEVER;
+      }
+      return [...new Set(urls as string[])];
+    }),
+  API_RATE_LIMIT: wholeNumber(600, 1, 100_000, 'API_RATE_LIMIT must be a whole number of requests per minute from 1 to 100000'),
   SMTP_URL: z
     .string()
     .optional()
@@ -307,6 +328,16 @@ function parsePublicUrl(value: string): string | null {
   }
   const bare = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
   return (url.protocol === 'https:' || url.protocol === 'http:') && bare ? url.origin : null;
+}
+
+/** An http(s) URL without credentials, as the URL parser writes it (href), or null. */
+function parseHttpUrl(value: string): string | null {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && !url.username && !url.password ? url.href : null;
+  } catch {
+    return null;
+  }
 }
 
 function isSmtpUrl(value: string): boolean {
@@ -392,6 +423,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       `RECORDS_RETENTION_YEARS: a funding portal keeps its records for ${RECORDS_MIN_RETENTION_YEARS} years (17 CFR 227.404); ${e.RECORDS_RETENTION_YEARS} is refused unless RECORDS_RETENTION_OVERRIDE=1`,
     );
   }
+  const strayThanks = e.EMBED_THANKS_URLS.filter((url) => !e.EMBED_ORIGINS.includes(new URL(url).origin));
+  if (strayThanks.length > 0) {
+    problems.push(`EMBED_THANKS_URLS: each URL must be on an origin of EMBED_ORIGINS; not ${strayThanks.map((u) => `"${u}"`).join(', ')}`);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     host: e.HOST,
@@ -426,6 +461,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     publicUrl: e.PUBLIC_URL,
     embedOrigins: e.EMBED_ORIGINS,
+    embedThanksUrls: e.EMBED_THANKS_URLS,
+    apiKeyRateLimit: e.API_RATE_LIMIT,
     mail,
     consent: {
       confirmation: e.SIGNUP_CONFIRMATION,

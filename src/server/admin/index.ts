@@ -17,3 +17,5 @@ export {
   type Actor,
   type Selection,
 } from './selection.js';
+/** The list's page (the admin's table and the API's GET /api/v1/entries: the same filter, cursor and keyset). */
+export { readWaitlistPage } from './list.js';

@@ -3,15 +3,13 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { auditEmailHash } from '../audit/audit-log.js';
 import { scrubDeletedRowsSoon } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
-import { countWaitlist } from '../db/waitlist-filter.js';
-import { listWaitlistPage } from '../db/waitlist-keyset.js';
-import { decodeCursor, deleteMatchingWaitlist, deleteWaitlistEntries, encodeCursor, inviteSelection } from './repository.js';
+import { deleteMatchingWaitlist, deleteWaitlistEntries, inviteSelection } from './repository.js';
+import { readWaitlistPage } from './list.js';
 import {
   auditedAction,
   auditedSelection,
   checkQueryFilter,
   IDS_BODY_LIMIT,
-  queryFilter,
   selectionOf,
   selectionRouteOptions,
 } from './selection.js';
@@ -31,7 +29,6 @@ import {
   waitlistPageQuerySchema,
   waitlistPageSchema,
 } from '../../shared/admin/waitlist-api.js';
-import { isEmptyFilter } from '../../shared/admin/waitlist-filter.js';
 
 /**
  * The admin waitlist API (contract: src/shared/admin/waitlist-api.ts). Every route in this scope
@@ -58,32 +55,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
   app.get(
     ADMIN_WAITLIST_PATH,
     { preValidation: checkQueryFilter, schema: { querystring: waitlistPageQuerySchema, response: { 200: waitlistPageSchema } } },
-    async (request) => {
-      const filter = queryFilter(request.query);
-      let after = null;
-      if (request.query.cursor !== undefined) {
-        after = decodeCursor(request.query.cursor);
-        if (!after) throw new HttpError(400, 'invalid_cursor', 'The cursor is not valid. Start again from the first page.');
-      }
-      // Taken before the reads: a select-all sent with this as `until` then never includes someone
-      // who joined after the counts were taken (at worst it leaves out one who joined meanwhile).
-      const asOf = new Date().toISOString();
-      // The counts are for the count line, shown from the first page: the pages after it skip them
-      // (at a million entries a count is a read of a whole index). Without a filter, one count.
-      const firstPage = after === null;
-      const [page, total, matchingCount] = await Promise.all([
-        listWaitlistPage(db, { limit: request.query.limit, after, filter }),
-        firstPage ? countWaitlist(db) : null,
-        firstPage && !isEmptyFilter(filter) ? countWaitlist(db, filter) : null,
-      ]);
-      return {
-        entries: page.entries,
-        total,
-        matching: matchingCount ?? total,
-        asOf,
-        nextCursor: page.next ? encodeCursor(page.next) : null,
-      };
-    },
+    async (request) => readWaitlistPage(db, request.query),
   );
 
   app.post(

@@ -37,7 +37,12 @@ export type AuditAction =
   // `npm run admin -- rotate-secret`: every sealed value re-sealed with a new AUTH_SECRET_KEY.
   | 'secret_rotated'
   // The examiner's bundle of kept texts downloaded from the admin (src/server/records; detail: the period).
-  | 'records_export';
+  | 'records_export'
+  // API keys (src/server/api): made, revoked, and their uses that change data (a signup; their
+  // exports are 'export' records with detail.api_key_id). Never the key, never an address.
+  | 'api_key_created'
+  | 'api_key_revoked'
+  | 'api_signup';
 
 export interface AuditInput {
   action: AuditAction;

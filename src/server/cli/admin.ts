@@ -3,6 +3,7 @@
  * Uses the same configuration as the server (DATABASE_URL) and runs migrations first; results go
  * to standard output. The skeleton, with the exit codes, is program.ts.
  */
+import { apiKeysCommand } from './admin/api-keys.js';
 import { auditCommand } from './admin/audit.js';
 import { createCommand } from './admin/create.js';
 import { deleteCommand } from './admin/delete.js';
@@ -17,7 +18,7 @@ import { runAsScript, runProgram, type CliIo, type CliProgram } from './program.
 
 export const adminProgram: CliProgram = {
   name: 'admin',
-  commands: [createCommand, listCommand, deleteCommand, setPasswordCommand, auditCommand, rotateKeyCommand, rotateSecretCommand, resetMfaCommand, unlockCommand, sessionsCommand],
+  commands: [createCommand, listCommand, deleteCommand, setPasswordCommand, auditCommand, rotateKeyCommand, rotateSecretCommand, resetMfaCommand, unlockCommand, sessionsCommand, apiKeysCommand],
 };
 
 /** The whole CLI with injectable streams (tests call it directly); resolves to the exit code. */

@@ -184,9 +184,12 @@ export interface ExportDownloadsTable {
   id: string;
   /** SHA-256 (hex) of the one-time ticket; the ticket itself is never stored. */
   ticket_hash: string;
-  user_id: string;
+  /** The admin who asked (with session_id), or null when an API key did (api_key_id). */
+  user_id: string | null;
   /** The admin session that asked: it must still be active when the ticket is used. */
-  session_id: string;
+  session_id: string | null;
+  /** The API key that asked (src/server/api): it must still be usable when the ticket is used. */
+  api_key_id: string | null;
   /** The export request (JSON) until the ticket is used, then null. */
   request: string | null;
   status: Generated<'ready' | 'running' | 'done' | 'failed'>;
@@ -197,6 +200,27 @@ export interface ExportDownloadsTable {
   /** While `running`: last written when the server said it was still sending (every HEARTBEAT_MS). */
   heartbeat_at: Timestamp | null;
   finished_at: Timestamp | null;
+}
+
+/** Keys of the versioned API (src/server/api/keys.ts): only the key's SHA-256 is stored. */
+export interface ApiKeysTable {
+  id: string;
+  name: string;
+  /** SHA-256 (hex) of the whole key (`wl_…`). */
+  token_hash: string;
+  /** The key's first characters (`wl_AbCd1234`), shown in lists to tell keys apart. */
+  token_prefix: string;
+  /** Comma-separated scopes (src/shared/api/scopes.ts). */
+  scopes: string;
+  /** Requests per minute this key may make. */
+  rate_limit: number;
+  created_at: Timestamp;
+  /** The admin who created it from /admin; null from the command line (or once that admin is deleted). */
+  created_by: string | null;
+  expires_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+  /** When it was last used, to the minute (written at most once a minute per key and instance). */
+  last_used_at: Timestamp | null;
 }
 
 /** The e-mail outbox (src/server/mail/outbox.ts): every message to send, and what became of it. */
@@ -287,6 +311,7 @@ export interface Database {
   records_versions: RecordsVersionsTable;
   records_consents: RecordsConsentsTable;
   records_mail_sends: RecordsMailSendsTable;
+  api_keys: ApiKeysTable;
 }
 
 export type { Generated };

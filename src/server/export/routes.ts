@@ -17,6 +17,7 @@ import {
   finishExportDownload,
   HEARTBEAT_MS,
   startExportDownloadSweep,
+  type ExportOwner,
 } from './tickets.js';
 import {
   ADMIN_EXPORT_DOWNLOAD_PATH,
@@ -81,13 +82,13 @@ const DOWNLOAD_CSP = (helmetHeaders().set.find(([name]) => name.toLowerCase() ==
 );
 
 /** An export's body: none at all means "everything, in UTC", the same as `{}`; the selection checked as the admin's others. */
-async function checkExportBody(request: FastifyRequest): Promise<void> {
+export async function checkExportBody(request: FastifyRequest): Promise<void> {
   if (request.body === undefined || request.body === null) request.body = {};
   await checkBodySelection(request);
 }
 
 /** An unknown time zone is a 400, before anything is read. */
-function checkTimeZone(timeZone: string | undefined): void {
+export function checkTimeZone(timeZone: string | undefined): void {
   if (timeZone !== undefined && !isKnownTimeZone(timeZone)) {
     throw new HttpError(400, 'invalid_time_zone', `Unknown time zone "${timeZone}". Use an IANA name such as Europe/Berlin.`);
   }
@@ -107,7 +108,7 @@ async function guardedExportRoutes(instance: FastifyInstance): Promise<void> {
   app.post(
     ADMIN_EXPORT_PATH,
     { ...FILE_ROUTE_OPTIONS, bodyLimit: IDS_BODY_LIMIT, preValidation: checkExportBody, schema: { body: exportRequestSchema } },
-    async (request, reply) => sendExport(app, request, reply, app.adminOf(request), request.body),
+    async (request, reply) => sendExport(app, request, reply, adminActor(app.adminOf(request)), request.body),
   );
 
   // The admin page's exports: prepared here with the access token, downloaded by the browser with
@@ -126,7 +127,7 @@ async function guardedExportRoutes(instance: FastifyInstance): Promise<void> {
     `${ADMIN_EXPORTS_PATH}/:id`,
     { schema: { params: exportDownloadParamsSchema, response: { 200: exportDownloadStatusSchema } } },
     async (request) => {
-      const status = await exportDownloadStatus(db, request.params.id.toLowerCase(), app.adminOf(request).userId);
+      const status = await exportDownloadStatus(db, request.params.id.toLowerCase(), { userId: app.adminOf(request).userId });
       if (!status) throw new HttpError(404, 'not_found', 'No such export download. Export again.');
       return status;
     },
@@ -154,45 +155,75 @@ async function ticketDownloadRoutes(instance: FastifyInstance): Promise<void> {
   app.post(
     ADMIN_EXPORT_DOWNLOAD_PATH,
     { ...FILE_ROUTE_OPTIONS, bodyLimit: DOWNLOAD_FORM_BODY_LIMIT, schema: { body: exportDownloadFormSchema } },
-    async (request, reply) => {
-      // An answer holding personal data, or about a credential: never cached. It loads into the
-      // admin page's hidden frame, so that page (our origin only) may frame it.
-      reply.header('cache-control', 'no-store');
-      reply.raw.setHeader('x-frame-options', 'SAMEORIGIN');
-      reply.raw.setHeader('content-security-policy', DOWNLOAD_CSP);
-      const claimed = await claimExportDownload(db, request.body.ticket);
-      if (!claimed) throw new HttpError(410, 'ticket_used', 'This download was already started, or its link has expired. Export again.');
-      // While the answer is open, a heartbeat says it is still being sent (its status turns failed
-      // if the heartbeat stops: this server died part way).
-      const heartbeat = setInterval(() => {
-        beatExportDownload(db, claimed.id).catch((err: unknown) => request.log.error({ err }, 'could not record an export download heartbeat'));
-      }, HEARTBEAT_MS);
-      heartbeat.unref();
-      reply.raw.once('close', () => clearInterval(heartbeat));
-      const finish = (outcome: ExportOutcome) => {
-        clearInterval(heartbeat);
-        return finishExportDownload(db, claimed.id, outcome).catch((err: unknown) => request.log.error({ err }, 'could not record how an export download ended'));
-      };
-      let admin: AdminPrincipal;
-      let body: ExportBody;
-      try {
-        admin = await app.adminOfSession(request, claimed.userId, claimed.sessionId);
-        body = exportRequestSchema.parse(JSON.parse(claimed.request));
-        checkTimeZone(body.timeZone);
-      } catch (err) {
-        await finish({ status: 'failed', rows: null, message: err instanceof HttpError ? err.message : EXPORT_FAILED_MESSAGE });
-        throw err;
-      }
-      return sendExport(app, request, reply, admin, body, (outcome) => void finish(outcome));
-    },
+    async (request, reply) =>
+      downloadByTicket(app, request, reply, request.body.ticket, 'session', async (owner) => {
+        if ('apiKeyId' in owner) throw new HttpError(401, 'unauthorized', 'Sign in as an admin to continue.');
+        return adminActor(await app.adminOfSession(request, owner.userId, owner.sessionId));
+      }),
   );
+}
+
+/** Who an export is audited as: the admin (their address and id), or an API key (its id, no address). */
+export interface ExportActor {
+  email: string | null;
+  id: string;
+  /** Added to the export's audit record (an API key's `{ api_key_id }`). */
+  detail?: Record<string, unknown>;
+}
+
+const adminActor = (admin: AdminPrincipal): ExportActor => ({ email: admin.email, id: admin.userId });
+
+/**
+ * Answers a one-time ticket's download (the admin page's form, or an API client's POST of its
+ * ticket): claims the ticket (`kind`: whose tickets this route takes), has `actorOf` check that its
+ * owner may still export (an admin's session still active, an API key not revoked or expired:
+ * throws otherwise), and sends the file. Whatever happens, the download's status says so.
+ */
+export async function downloadByTicket(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  ticket: string,
+  kind: 'session' | 'api-key',
+  actorOf: (owner: ExportOwner) => Promise<ExportActor>,
+): Promise<FastifyReply> {
+  const { db } = app.database;
+  // An answer holding personal data, or about a credential: never cached. It loads into the
+  // admin page's hidden frame, so that page (our origin only) may frame it.
+  reply.header('cache-control', 'no-store');
+  reply.raw.setHeader('x-frame-options', 'SAMEORIGIN');
+  reply.raw.setHeader('content-security-policy', DOWNLOAD_CSP);
+  const claimed = await claimExportDownload(db, ticket, kind);
+  if (!claimed) throw new HttpError(410, 'ticket_used', 'This download was already started, or its link has expired. Export again.');
+  // While the answer is open, a heartbeat says it is still being sent (its status turns failed
+  // if the heartbeat stops: this server died part way).
+  const heartbeat = setInterval(() => {
+    beatExportDownload(db, claimed.id).catch((err: unknown) => request.log.error({ err }, 'could not record an export download heartbeat'));
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+  reply.raw.once('close', () => clearInterval(heartbeat));
+  const finish = (outcome: ExportOutcome) => {
+    clearInterval(heartbeat);
+    return finishExportDownload(db, claimed.id, outcome).catch((err: unknown) => request.log.error({ err }, 'could not record how an export download ended'));
+  };
+  let actor: ExportActor;
+  let body: ExportBody;
+  try {
+    actor = await actorOf(claimed.owner);
+    body = exportRequestSchema.parse(JSON.parse(claimed.request));
+    checkTimeZone(body.timeZone);
+  } catch (err) {
+    await finish({ status: 'failed', rows: null, message: err instanceof HttpError ? err.message : EXPORT_FAILED_MESSAGE });
+    throw err;
+  }
+  return sendExport(app, request, reply, actor, body, (outcome) => void finish(outcome));
 }
 
 /** How an export's answer ended, for a download that follows it (tickets.ts). */
 type ExportOutcome = { status: 'done' | 'failed'; rows: number | null; message: string | null };
 
 /**
- * Answers `body`'s export as a CSV download for `admin` (the export route, and a download by
+ * Answers `body`'s export as a CSV download for `actor` (the export route, and a download by
  * ticket), audited when its stream ends; `track`, when given, hears once how the answer ended. The
  * first rows are read before any byte is sent, so a database failure at the start is a proper 500.
  */
@@ -200,7 +231,7 @@ async function sendExport(
   app: FastifyInstance,
   request: FastifyRequest,
   reply: FastifyReply,
-  admin: AdminPrincipal,
+  actor: ExportActor,
   body: ExportBody,
   track?: (outcome: ExportOutcome) => void,
 ): Promise<FastifyReply> {
@@ -249,10 +280,11 @@ async function sendExport(
       try {
         await recordAudit(db, {
           action: 'export',
-          actorEmail: admin.email,
-          actorId: admin.userId,
+          actorEmail: actor.email,
+          actorId: actor.id,
           ip: request.ip,
           detail: {
+            ...actor.detail,
             count: rows,
             scope,
             timeZone,

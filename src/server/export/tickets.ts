@@ -29,10 +29,16 @@ const hashTicket = (ticket: string) => createHash('sha256').update(ticket).diges
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** A new download of `request` for the admin's session (the table is swept first). */
+/** Who asks for a download: an admin's session, or an API key (src/server/api); it must still be valid when the ticket is used. */
+export type ExportOwner = { userId: string; sessionId: string } | { apiKeyId: string };
+
+/** Whose downloads a request may follow: an admin's (any of their sessions') or an API key's. */
+export type ExportFollower = { userId: string } | { apiKeyId: string };
+
+/** A new download of `request` for `owner` (the table is swept first). */
 export async function createExportDownload(
   db: Kysely<Database>,
-  owner: { userId: string; sessionId: string },
+  owner: ExportOwner,
   request: ExportRequest,
   now = Date.now(),
 ): Promise<ExportDownload> {
@@ -44,8 +50,9 @@ export async function createExportDownload(
     .values({
       id: download.id,
       ticket_hash: hashTicket(ticket),
-      user_id: owner.userId,
-      session_id: owner.sessionId,
+      ...('apiKeyId' in owner
+        ? { user_id: null, session_id: null, api_key_id: owner.apiKeyId }
+        : { user_id: owner.userId, session_id: owner.sessionId, api_key_id: null }),
       request: JSON.stringify(request),
       created_at: iso(now),
       expires_at: download.expiresAt,
@@ -56,8 +63,7 @@ export async function createExportDownload(
 
 export interface ClaimedDownload {
   id: string;
-  userId: string;
-  sessionId: string;
+  owner: ExportOwner;
   /** The request as it was stored (JSON); the caller validates it again. */
   request: string;
 }
@@ -67,18 +73,27 @@ export interface ClaimedDownload {
  * ticket (on one instance or two) only one gets it; the request is then taken out of the table.
  * Null for a ticket that is unknown, used or expired.
  */
-export async function claimExportDownload(db: Kysely<Database>, ticket: string, now = Date.now()): Promise<ClaimedDownload | null> {
+export async function claimExportDownload(
+  db: Kysely<Database>,
+  ticket: string,
+  /** Whose tickets this route takes: an admin session's (the admin page) or an API key's (/api/v1). */
+  kind: 'session' | 'api-key',
+  now = Date.now(),
+): Promise<ClaimedDownload | null> {
   const claimed = await db
     .updateTable('export_downloads')
     .set({ status: 'running', heartbeat_at: iso(now) })
     .where('ticket_hash', '=', hashTicket(ticket))
     .where('status', '=', 'ready')
     .where('expires_at', '>', iso(now))
-    .returning(['id', 'user_id', 'session_id', 'request'])
+    .where(kind === 'api-key' ? 'api_key_id' : 'user_id', 'is not', null)
+    .returning(['id', 'user_id', 'session_id', 'api_key_id', 'request'])
     .executeTakeFirst();
   if (!claimed) return null;
   await db.updateTable('export_downloads').set({ request: null }).where('id', '=', claimed.id).execute();
-  return { id: claimed.id, userId: claimed.user_id, sessionId: claimed.session_id, request: claimed.request ?? 'null' };
+  const owner: ExportOwner =
+    claimed.api_key_id !== null ? { apiKeyId: claimed.api_key_id } : { userId: claimed.user_id ?? '', sessionId: claimed.session_id ?? '' };
+  return { id: claimed.id, owner, request: claimed.request ?? 'null' };
 }
 
 /** Says a running download is still being sent. */
@@ -116,13 +131,13 @@ export async function finishExportDownload(
     .execute();
 }
 
-/** The download's progress for the admin who made it; null for another admin's or an unknown id. */
-export async function exportDownloadStatus(db: Kysely<Database>, id: string, userId: string, now = Date.now()): Promise<ExportDownloadStatus | null> {
+/** The download's progress for the admin or key that made it; null for another's or an unknown id. */
+export async function exportDownloadStatus(db: Kysely<Database>, id: string, follower: ExportFollower, now = Date.now()): Promise<ExportDownloadStatus | null> {
   const row = await db
     .selectFrom('export_downloads')
     .select(['status', 'rows', 'message', 'expires_at', 'heartbeat_at'])
     .where('id', '=', id)
-    .where('user_id', '=', userId)
+    .$call((qb) => ('apiKeyId' in follower ? qb.where('api_key_id', '=', follower.apiKeyId) : qb.where('user_id', '=', follower.userId)))
     .executeTakeFirst();
   if (!row) return null;
   if (row.status === 'ready' && new Date(row.expires_at).getTime() <= now) return { status: 'expired', rows: null, message: null };

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.js';
 
 /**
@@ -86,13 +86,18 @@ export function refuseCrossSite(request: FastifyRequest, options: Pick<CrossSite
   if (foreignSite(request, options.publicUrl) !== null) throw crossSiteRefusal();
 }
 
-/** The check of every state-changing request, as a root onRequest hook (register before the routes). */
+/**
+ * The check of every state-changing request, as a root onRequest hook (register before the routes).
+ * On `'embed'` routes, a request from an allowed origin also gets the CORS answer (its
+ * `Access-Control-Allow-Origin`, errors included), so the embed script on that site can read it.
+ */
 export function registerCrossSiteGuard(app: FastifyInstance, options: CrossSiteOptions): void {
   const none = new Set<string>();
   const embed = new Set(options.embedOrigins.map((origin) => origin.toLowerCase()));
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (!STATE_CHANGING.has(request.method)) return done();
+  app.addHook('onRequest', (request, reply, done) => {
     const policy = request.routeOptions.config?.crossSite;
+    if (policy === 'embed') allowEmbedOrigin(request, reply, embed);
+    if (!STATE_CHANGING.has(request.method)) return done();
     if (policy === 'any') return done();
     const foreign = foreignSite(request, options.publicUrl, policy === 'embed' ? embed : none);
     done(foreign === null ? undefined : crossSiteRefusal());
@@ -116,5 +121,42 @@ export function isJsonContentType(header: string | undefined): boolean {
   return parameters.every((parameter) => {
     const [name = '', value = ''] = parameter.split('=');
     return name.trim().toLowerCase() !== 'charset' || value.trim().replace(/^"|"$/g, '').toLowerCase() === 'utf-8';
+  });
+}
+
+/** The CORS headers of an answer to one of EMBED_ORIGINS (`Vary: Origin` on every answer of the route). */
+function allowEmbedOrigin(request: FastifyRequest, reply: FastifyReply, embed: ReadonlySet<string>): boolean {
+  reply.header('vary', 'Origin');
+  const origin = headerOf(request, 'origin');
+  if (origin === undefined || !embed.has(origin)) return false;
+  reply.header('access-control-allow-origin', request.headers.origin as string);
+  return true;
+}
+
+/** How long a browser may keep a preflight's answer. */
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
+
+/**
+ * `OPTIONS path`: the CORS preflight of an `'embed'` route. An origin of EMBED_ORIGINS asking to POST
+ * with a Content-Type (JSON) gets 204 and the permission; any other origin, method or header gets
+ * 403 without it, so the browser does not send the request.
+ */
+export function registerEmbedPreflight(app: FastifyInstance, path: string, options: Pick<CrossSiteOptions, 'embedOrigins'>): void {
+  const embed = new Set(options.embedOrigins.map((origin) => origin.toLowerCase()));
+  app.options(path, async (request, reply) => {
+    const method = headerOf(request, 'access-control-request-method');
+    const headers = (headerOf(request, 'access-control-request-headers') ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+    const allowed = allowEmbedOrigin(request, reply, embed) && method === 'post' && headers.every((h) => h === 'content-type');
+    reply.header('cache-control', 'no-store');
+    if (!allowed) {
+      reply.removeHeader('access-control-allow-origin');
+      return reply.status(403).send();
+    }
+    return reply
+      .status(204)
+      .header('access-control-allow-methods', 'POST')
+      .header('access-control-allow-headers', 'Content-Type')
+      .header('access-control-max-age', PREFLIGHT_MAX_AGE_SECONDS)
+      .send();
   });
 }

@@ -38,18 +38,23 @@ export function clientRateLimitHook(limit: ClientRateLimit): (request: FastifyRe
     const address = rateLimitAddress(request.ip ?? '');
     const key = memory ? prefix + address : limitKey(kind, address);
     store.hit(key, window).then(
-      (state: WindowState) => {
-        const resetSeconds = Math.ceil(state.resetInMs / 1000);
-        reply.header('x-ratelimit-limit', max);
-        if (state.count <= max) {
-          reply.header('x-ratelimit-remaining', max - state.count).header('x-ratelimit-reset', resetSeconds);
-          done();
-          return;
-        }
-        reply.header('x-ratelimit-remaining', 0).header('x-ratelimit-reset', resetSeconds).header('retry-after', resetSeconds);
-        done(limit.error());
-      },
+      (state: WindowState) => done(answerLimit(reply, max, state) ? undefined : limit.error()),
       (err: unknown) => done(limit.storeError ? limit.storeError(err, reply) : err instanceof Error ? err : new Error(String(err))),
     );
   };
+}
+
+/**
+ * The rate-limit headers of a counted request (`x-ratelimit-limit`, `-remaining`, `-reset` in
+ * seconds, and `retry-after` past the limit); true while the window is within `max`.
+ */
+export function answerLimit(reply: FastifyReply, max: number, state: WindowState): boolean {
+  const resetSeconds = Math.ceil(state.resetInMs / 1000);
+  reply.header('x-ratelimit-limit', max);
+  if (state.count <= max) {
+    reply.header('x-ratelimit-remaining', max - state.count).header('x-ratelimit-reset', resetSeconds);
+    return true;
+  }
+  reply.header('x-ratelimit-remaining', 0).header('x-ratelimit-reset', resetSeconds).header('retry-after', resetSeconds);
+  return false;
 }

@@ -35,10 +35,11 @@ export interface RateLimitStore {
 }
 
 /**
+ * `api_key`: an API key's requests (src/server/api); `api_auth`: refused API keys per client address.
  * `link`: the e-mail link routes (confirm, unsubscribe, erase) per client address. `known`: a client
  * address an account signed in from (accountLimitKeys), remembered KNOWN_CLIENT_WINDOW_MS.
  */
-export type LimitKind = 'signup' | 'ip' | 'account' | 'user_update' | 'link' | 'known';
+export type LimitKind = 'signup' | 'ip' | 'account' | 'user_update' | 'link' | 'known' | 'api_key' | 'api_auth';
 
 /** How long a client address an account signed in from counts as the account's own (accountLimitKeys `known`). */
 export const KNOWN_CLIENT_WINDOW_MS = 30 * 86_400_000;

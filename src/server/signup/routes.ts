@@ -1,7 +1,6 @@
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Geolocator } from '../geolocation/geolocator.js';
 import { HttpError } from '../http/errors.js';
 import { pageTemplateLoader, renderErrorPage } from '../http/error-page.js';
 import { isDatabaseUnavailable } from '../db/database.js';
@@ -12,21 +11,22 @@ import { attributionFromFormReferer, isEmptyAttribution, normalizeAttribution, t
 import {
   CONSENT_FIELD,
   isSignupErrorCode,
+  LIST_FIELD,
   SIGNUP_BODY_LIMIT,
   SIGNUP_ERRORS,
   SIGNUP_FORM_FAILURES,
   SIGNUP_PATH,
+  THANKS_URL_FIELD,
 } from '../../shared/waitlist/signup-contract.js';
-import { isConsentTicked, signupCodeOf, signupRequestSchema, signupSuccessSchema } from './schema.js';
-import { createSignupBatcher, type SignupBatchHooks } from './batcher.js';
-import { isHoneypotFilled, signUp, signupError, signupUnavailable, type SignupDeps, type SignupStatus } from './service.js';
+import { isConsentTicked, isKnownList, signupCodeOf, signupRequestSchema, signupSuccessSchema } from './schema.js';
+import { isHoneypotFilled, signupError, signupUnavailable, type SignupStatus } from './service.js';
+import type { Signups } from './signups.js';
 
 export interface WaitlistRoutesOptions {
-  geolocator: Geolocator;
+  /** Where signups are stored (signups.ts; the API adds its signups through the same one). */
+  signups: Signups;
   /** The consent text settings (content.ts `consent` by default; tests pass a checkbox text). */
   consent?: SiteContent['consent'];
-  /** Test hooks of the group commit (batcher.ts). */
-  signupBatch?: SignupBatchHooks;
 }
 
 /** What a 503 tells the client: when to try again. */
@@ -59,11 +59,44 @@ export function ownOriginOf(request: FastifyRequest, publicUrl: string | null): 
  * Referer (the landing page's full URL, same origin under our strict-origin-when-cross-origin
  * Referrer-Policy) gives its UTM parameters and landing path. Never throws: bad values are dropped.
  */
-export function requestAttribution(request: FastifyRequest, body: Partial<Record<string, unknown>>, publicUrl: string | null): Attribution {
+export function requestAttribution(
+  request: FastifyRequest,
+  body: Partial<Record<string, unknown>>,
+  publicUrl: string | null,
+  embedOrigins: readonly string[] = [],
+): Attribution {
   const ownOrigin = ownOriginOf(request, publicUrl);
+  // The form on another site (EMBED_ORIGINS, issue 32 point 3): the embedding page's origin is the referrer.
+  const embedding = embeddingOrigin(request, embedOrigins);
+  if (embedding !== null) return normalizeAttribution({ ...body, referrer: embedding }, ownOrigin);
   const sent = normalizeAttribution(body, ownOrigin);
   if (!isEmptyAttribution(sent) || !isFormPost(request)) return sent;
   return attributionFromFormReferer(request.headers.referer, ownOrigin);
+}
+
+/** The request's Origin when it is one of EMBED_ORIGINS (the signup form on an allowed site), else null. */
+export function embeddingOrigin(request: FastifyRequest, embedOrigins: readonly string[]): string | null {
+  const origin = request.headers.origin;
+  if (typeof origin !== 'string') return null;
+  const lower = origin.trim().toLowerCase();
+  return embedOrigins.find((allowed) => allowed.toLowerCase() === lower) ?? null;
+}
+
+/**
+ * Where a form post goes once it is stored: the thanks page the embedding site asked for, when the
+ * operator allows that exact URL (EMBED_THANKS_URLS) and the form was posted from that site; else our /thanks.
+ */
+function thanksLocation(request: FastifyRequest, body: unknown, thanksUrls: readonly string[], embedOrigins: readonly string[]): string {
+  const asked = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[THANKS_URL_FIELD] : undefined;
+  if (typeof asked !== 'string' || asked.length > 2048) return PAGES.thanks.path;
+  let href: string;
+  try {
+    href = new URL(asked.trim()).href;
+  } catch {
+    return PAGES.thanks.path;
+  }
+  const embedding = embeddingOrigin(request, embedOrigins);
+  return embedding !== null && thanksUrls.includes(href) && new URL(href).origin === embedding ? href : PAGES.thanks.path;
 }
 
 function pageTextFor(err: FastifyError | HttpError, status: number): { title: string; message: string } {
@@ -81,7 +114,10 @@ function pageTextFor(err: FastifyError | HttpError, status: number): { title: st
  */
 function answerJoined(request: FastifyRequest, reply: FastifyReply, status: SignupStatus): FastifyReply {
   reply.header('cache-control', 'no-store');
-  if (isFormPost(request)) return reply.status(303).header('location', PAGES.thanks.path).send();
+  if (isFormPost(request)) {
+    const { embedThanksUrls, embedOrigins } = request.server.config;
+    return reply.status(303).header('location', thanksLocation(request, request.body, embedThanksUrls, embedOrigins)).send();
+  }
   // The same bytes signupSuccessSchema would serialize, written once: a string with a JSON type is sent as is.
   return reply.status(201).header('content-type', JSON_TYPE).send(JOINED_BODIES[status]);
 }
@@ -97,7 +133,7 @@ const JOINED_BODIES: Record<SignupStatus, string> = {
  * form, rate limited per client address. JSON errors go through the app's error handler; form
  * posts get the signup error page.
  */
-export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (app, { geolocator, consent = siteContent.consent, signupBatch }) => {
+export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (app, { signups, consent = siteContent.consent }) => {
   // Registered inside this plugin's scope, so it only touches the signup route.
   await app.register(formbody);
   // Fastify parses text/plain by default; a signup in plain text is a client bug: 415.
@@ -134,19 +170,6 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
     storeError: (err, reply) => (isDatabaseUnavailable(err) ? unavailable(reply) : err instanceof Error ? err : new Error(String(err))),
   });
 
-  const batcher = createSignupBatcher({ db: app.database.db, mail: app.mail, log: app.log, hooks: signupBatch });
-  const deps = (request: FastifyRequest): SignupDeps => ({
-    db: app.database.db,
-    batcher,
-    geolocator,
-    log: request.log,
-    mail: app.mail,
-    box: app.secretBox,
-    consent: app.config.consent,
-    consentVersion: consent.version,
-    consentRecord: app.records.consentRecord,
-  });
-
   app.withTypeProvider<ZodTypeProvider>().post(
     SIGNUP_PATH,
     {
@@ -166,14 +189,11 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
         return answerJoined(request, reply, app.config.consent.confirmation === 'required' ? 'pending' : 'joined');
       }
       if (request.validationError) throw signupError(signupCodeOf(request.validationError.validation));
+      if (!isKnownList(request.body[LIST_FIELD])) throw signupError('unknown_list');
       if (consent.checkbox !== null && !isConsentTicked(request.body[CONSENT_FIELD])) throw signupError('consent_required');
       try {
-        const attribution = requestAttribution(request, request.body, app.config.publicUrl);
-        const { id, status, created } = await signUp(deps(request), request.body.email, request.ip, attribution);
-        // Committed: open admin pages get a new entry (an array push; sent in batches); a known
-        // address signing up again changed an entry they may show.
-        if (created) app.liveWaitlist.signedUp(id);
-        else app.liveWaitlist.changed('rejoined');
+        const attribution = requestAttribution(request, request.body, app.config.publicUrl, app.config.embedOrigins);
+        const { status } = await signups.create(request.log, request.body.email, request.ip, attribution);
         return answerJoined(request, reply, status);
       } catch (err) {
         if (err instanceof HttpError && err.statusCode === 503) throw unavailable(reply);

@@ -6,6 +6,9 @@ import {
   EMAIL_PROBLEM_CODES,
   HONEYPOT_FIELD,
   isSignupErrorCode,
+  LIST_FIELD,
+  PORTAL_LIST,
+  THANKS_URL_FIELD,
   type SignupErrorCode,
   type SignupRequest,
 } from '../../shared/waitlist/signup-contract.js';
@@ -53,6 +56,10 @@ export const signupRequestSchema = z.pipe(
     [HONEYPOT_FIELD]: z.optional(z.unknown()),
     /** The consent checkbox, when content.ts has one: ticked is JSON `true` or the form's 'on' (see isConsentTicked). */
     [CONSENT_FIELD]: z.optional(z.unknown()),
+    /** A plain form on an allowed site: the thanks page it asks to end on (routes.ts thanksLocation). */
+    [THANKS_URL_FIELD]: z.optional(z.unknown()),
+    /** The list to join: only the portal's for now (routes.ts refuses any other with `unknown_list`). */
+    [LIST_FIELD]: z.optional(z.unknown()),
   }),
 );
 
@@ -74,4 +81,9 @@ export function isConsentTicked(value: unknown): boolean {
 export function signupCodeOf(issues: ReadonlyArray<{ message: string }>): SignupErrorCode {
   const code = issues[0]?.message ?? '';
   return isSignupErrorCode(code) ? code : 'email_required';
+}
+
+/** A signup's list, when it names one: the portal's list, or null for any other (refused). Absent is the portal's. */
+export function isKnownList(value: unknown): boolean {
+  return value === undefined || value === PORTAL_LIST;
 }

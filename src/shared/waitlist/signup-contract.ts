@@ -31,7 +31,15 @@ export const SIGNUP_BODY_LIMIT = 8 * 1024;
  * fields. The server's schema (src/server/signup/schema.ts) reads exactly this shape; a type check
  * there keeps the two the same.
  */
-export type SignupRequest = { email: string } & Partial<Record<AttributionField | typeof HONEYPOT_FIELD | typeof CONSENT_FIELD, unknown>>;
+export type SignupRequest = { email: string } & Partial<
+  Record<AttributionField | typeof HONEYPOT_FIELD | typeof CONSENT_FIELD | typeof THANKS_URL_FIELD | typeof LIST_FIELD, unknown>
+>;
+
+/**
+ * The form on another site (EMBED_ORIGINS): the page a plain form post from there ends on, when the
+ * operator allows that exact URL (EMBED_THANKS_URLS); otherwise our /thanks.
+ */
+export const THANKS_URL_FIELD = 'thanks_url';
 
 export interface ApiError {
   error: { code: string; message: string };
@@ -55,7 +63,15 @@ export const SIGNUP_ERRORS = {
   already_registered: { status: 409, title: SIGNUP_TOASTS.duplicate.title, message: SIGNUP_TOASTS.duplicate.description },
   rate_limited: { status: 429, title: 'Too many attempts', message: 'Too many signup attempts. Please wait a minute and try again.' },
   consent_required: { status: 400, title: 'Consent required', message: 'Please tick the box to agree before joining the waitlist.' },
+  unknown_list: { status: 400, title: 'Unknown list', message: 'This waitlist does not exist. Leave the list out to join the waitlist.' },
 } as const;
+
+/**
+ * The list a signup joins (`list`, optional). Named lists are reserved for a later feature: today
+ * there is one, the portal's, and a signup naming any other is refused (400 `unknown_list`).
+ */
+export const LIST_FIELD = 'list';
+export const PORTAL_LIST = 'portal';
 
 /** The consent checkbox's field name (the box is shown only when content.ts has a consent text). */
 export const CONSENT_FIELD = 'consent';

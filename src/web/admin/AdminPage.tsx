@@ -22,6 +22,8 @@ import { WaitlistPanel } from './waitlist/WaitlistPanel.js';
 // and the panel renders without suspending (see preloadableLazy).
 const InsightPanel = preloadableLazy(() => import('./insights/InsightPanel.js'));
 void InsightPanel.preload();
+// The API keys area: its own chunk, asked for when the dashboard renders.
+const ApiKeysPanel = lazy(() => import('./api-keys/ApiKeysPanel.js'));
 
 // The Records area (issue 30) and its diff library: a chunk of their own, fetched when the dashboard renders.
 const RecordsPanel = lazy(() => import('./records/RecordsPanel.js'));
@@ -33,7 +35,7 @@ function prefetchTable(): void {
 
 /**
  * /admin: the waitlist panel, shown once a session is confirmed. Its areas: the waitlist (table,
- * filters, actions, live updates), the insight panel, the e-mail area, the records and the admin's own account;
+ * filters, actions, live updates), the insight panel, the e-mail area, the records, the API keys and the admin's own account;
  * what several of them use is in ./common.
  */
 export default function AdminPage() {
@@ -108,6 +110,7 @@ function AdminDashboard({ email }: { email: string }) {
             <MailPanel mail={mail} onAccessError={onAccessError} />
             <Suspense fallback={null}>
               <RecordsPanel onAccessError={onAccessError} />
+              <ApiKeysPanel onAccessError={onAccessError} />
             </Suspense>
             <AccountPanel email={email} onAccessError={onAccessError} />
           </>

@@ -282,8 +282,8 @@ describe.each(TEST_DIALECTS)('export downloads by ticket (%s)', (dialect: TestDi
     const session = await t.app.database.db.selectFrom('admin_sessions').select('id').executeTakeFirstOrThrow();
     const now = Date.now();
     const lost = await createExportDownload(t.app.database.db, { userId: admin.id, sessionId: session.id }, {}, now - 50_000);
-    expect(await claimExportDownload(t.app.database.db, lost.ticket, now - 40_000)).not.toBeNull();
-    expect(await exportDownloadStatus(t.app.database.db, lost.id, admin.id, now - 40_000 + 2 * HEARTBEAT_MS)).toEqual({ status: 'running', rows: null, message: null });
+    expect(await claimExportDownload(t.app.database.db, lost.ticket, 'session', now - 40_000)).not.toBeNull();
+    expect(await exportDownloadStatus(t.app.database.db, lost.id, { userId: admin.id }, now - 40_000 + 2 * HEARTBEAT_MS)).toEqual({ status: 'running', rows: null, message: null });
     expect(await status(lost.id)).toEqual({ status: 'failed', rows: null, message: expect.stringMatching(/did not finish/) });
     // The first outcome recorded stays.
     await finishExportDownload(t.app.database.db, lost.id, { status: 'done', rows: 5, message: null }, now);

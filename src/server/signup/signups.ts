@@ -1,0 +1,52 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Geolocator } from '../geolocation/geolocator.js';
+import type { Attribution } from '../../shared/waitlist/attribution.js';
+import { createSignupBatcher, type SignupBatchHooks } from './batcher.js';
+import { signUp, type SignupOutcome } from './service.js';
+
+/**
+ * Adding a signup, as the public form and the API (src/server/api) both do: one group commit
+ * (batcher.ts) for the app, the entry stored with its consent record and e-mails (service.ts), and
+ * open admin pages told once it has committed.
+ */
+export interface Signups {
+  /**
+   * Stores an address (already checked by the shared e-mail rule) signing up from `ip` (null: no
+   * address known, no location), with its cleaned attribution. Resolves after the commit; rejects
+   * with the signup's HttpError (409 already_registered, 503 unavailable).
+   */
+  create(log: FastifyBaseLogger, email: string, ip: string | null | undefined, attribution: Attribution): Promise<SignupOutcome>;
+}
+
+export interface SignupsOptions {
+  geolocator: Geolocator;
+  /** The version of the consent text the visitor saw (content.ts `consent.version`). */
+  consentVersion: string;
+  /** Test hooks of the group commit (batcher.ts). */
+  signupBatch?: SignupBatchHooks | undefined;
+}
+
+export function createSignups(app: FastifyInstance, { geolocator, consentVersion, signupBatch }: SignupsOptions): Signups {
+  const batcher = createSignupBatcher({ db: app.database.db, mail: app.mail, log: app.log, hooks: signupBatch });
+  return {
+    async create(log, email, ip, attribution) {
+      const deps = {
+        db: app.database.db,
+        batcher,
+        geolocator,
+        log,
+        mail: app.mail,
+        box: app.secretBox,
+        consent: app.config.consent,
+        consentVersion,
+        consentRecord: app.records.consentRecord,
+      };
+      const outcome = await signUp(deps, email, ip ?? undefined, attribution);
+      // Committed: open admin pages get a new entry (an array push; sent in batches); a known
+      // address signing up again changed an entry they may show.
+      if (outcome.created) app.liveWaitlist.signedUp(outcome.id);
+      else app.liveWaitlist.changed('rejoined');
+      return outcome;
+    },
+  };
+}

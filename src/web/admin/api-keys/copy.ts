@@ -1,0 +1,40 @@
+import { API_DOCS_PATH } from '../../../shared/api/v1.js';
+import type { ApiScope } from '../../../shared/api/scopes.js';
+
+/** The API keys area's words. */
+export const apiKeyTexts = {
+  heading: 'API keys',
+  intro: 'Keys let other systems use the waitlist API. Each key has only the scopes it needs, its own rate limit, and can be revoked at any time.',
+  docsLink: 'API documentation',
+  docsPath: API_DOCS_PATH,
+  loading: 'Loading API keys',
+  loadFailed: 'The API keys could not be loaded.',
+  tryAgain: 'Try again',
+  empty: 'No API keys yet.',
+  createHeading: 'Create a key',
+  name: 'Name',
+  scopes: 'Scopes',
+  expires: 'Expires after (days, empty for never)',
+  create: 'Create key',
+  creating: 'Creating...',
+  createFailed: 'The key could not be created',
+  shownOnce: 'Copy this key now: it is not shown again.',
+  newKey: 'New API key',
+  copy: 'Copy',
+  copied: 'Copied',
+  done: 'Done',
+  columns: { name: 'Name', key: 'Key', scopes: 'Scopes', created: 'Created', expires: 'Expires', lastUsed: 'Last used', state: 'State', actions: 'Actions' },
+  never: 'never',
+  active: 'Active',
+  expired: 'Expired',
+  revoked: 'Revoked',
+  revoke: 'Revoke',
+  revokeTitle: 'Revoke this key?',
+  revokeDescription: (name: string) => `“${name}” stops working at once. Systems using it will get 401 answers. This cannot be undone.`,
+  revokeFailed: 'The key could not be revoked',
+  scopeLabels: {
+    'entries:read': 'Read entries (entries:read)',
+    'signups:write': 'Add signups (signups:write)',
+    export: 'Export CSV (export)',
+  } satisfies Record<ApiScope, string>,
+} as const;
