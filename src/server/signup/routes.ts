@@ -20,6 +20,7 @@ import {
 import { isConsentTicked, signupCodeOf, signupRequestSchema, signupSuccessSchema } from './schema.js';
 import { createSignupBatcher, type SignupBatchHooks } from './batcher.js';
 import { isHoneypotFilled, signUp, signupError, signupUnavailable, type SignupDeps, type SignupStatus } from './service.js';
+import { screenSignup } from './screening.js';
 
 export interface WaitlistRoutesOptions {
   geolocator: Geolocator;
@@ -130,7 +131,10 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
     kind: 'signup',
     max,
     windowMs,
-    error: () => signupError('rate_limited'),
+    error: () => {
+      app.signupScreening.count('rate-limit');
+      return signupError('rate_limited');
+    },
     storeError: (err, reply) => (isDatabaseUnavailable(err) ? unavailable(reply) : err instanceof Error ? err : new Error(String(err))),
   });
 
@@ -166,6 +170,8 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
       }
       if (request.validationError) throw signupError(signupCodeOf(request.validationError.validation));
       if (consent.checkbox !== null && !isConsentTicked(request.body[CONSENT_FIELD])) throw signupError('consent_required');
+      const refused = await screenSignup(app, request, request.body.email);
+      if (refused) throw refused;
       try {
         const attribution = requestAttribution(request, request.body, app.config.publicUrl);
         const { id, status, created } = await signUp(deps(request), request.body.email, request.ip, attribution);
