@@ -41,23 +41,43 @@ function domainOf(address: string): string {
 
 /**
  * SIGNUP_BLOCKED_DOMAINS_FILE, read now (a file that cannot be read stops the start) and again
- * whenever it changes (fs.watchFile polls its mtime every few seconds; an editor's
- * write-and-rename is seen too). A change that cannot be read keeps the previous names.
+ * whenever it changes: its size, modification time and inode are looked at every few seconds (so an
+ * editor's write-and-rename is seen too), against those of the text last read. A change that
+ * cannot be read keeps the previous names.
  */
 function watchBlockedFile(file: string, log: ScreenLog, intervalMs: number): { list: () => DomainList; close(): void } {
-  const read = () => new DomainList(parseBlockedDomains(fs.readFileSync(file, 'utf8')));
-  let list = read();
-  const onChange = (current: fs.Stats, previous: fs.Stats) => {
-    if (current.mtimeMs === previous.mtimeMs && current.size === previous.size) return;
+  const stamp = (stats: fs.Stats) => `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+  const read = () => {
+    const fd = fs.openSync(file, 'r');
     try {
-      list = read();
-      log.info({ file, domains: list.size }, 'signup screening: blocked domains file read again');
-    } catch (err) {
-      log.warn({ err, file }, 'signup screening: blocked domains file unreadable; keeping its previous names');
+      return { stamp: stamp(fs.fstatSync(fd)), list: new DomainList(parseBlockedDomains(fs.readFileSync(fd, 'utf8'))) };
+    } finally {
+      fs.closeSync(fd);
     }
   };
-  fs.watchFile(file, { interval: intervalMs, persistent: false }, onChange);
-  return { list: () => list, close: () => fs.unwatchFile(file, onChange) };
+  let current = read();
+  let looking = false;
+  // One warning while the file stays unreadable, not one every interval.
+  let warned = false;
+  const timer = setInterval(() => {
+    if (looking) return;
+    looking = true;
+    fs.promises
+      .stat(file)
+      .then((stats) => {
+        warned = false;
+        if (stamp(stats) === current.stamp) return;
+        current = read();
+        log.info({ file, domains: current.list.size }, 'signup screening: blocked domains file read again');
+      })
+      .catch((err: unknown) => {
+        if (!warned) log.warn({ err, file }, 'signup screening: blocked domains file unreadable; keeping its previous names');
+        warned = true;
+      })
+      .finally(() => (looking = false));
+  }, intervalMs);
+  timer.unref();
+  return { list: () => current.list, close: () => clearInterval(timer) };
 }
 
 export interface ScreenOptions {

@@ -56,8 +56,9 @@ export function createMxChecker(options: MxCheckOptions): MxChecker {
   const cacheSize = options.cacheSize ?? 10_000;
   const ttl = options.ttlMs ?? DEFAULT_TTL;
   const now = options.now ?? Date.now;
-  // c-ares's own timeout is longer than the signup's wait, so a slow answer still arrives and is cached.
-  const resolver = new Resolver({ timeout: Math.max(2_000, timeoutMs), tries: 2 });
+  // c-ares's own timeout (per try) is longer than the signup's wait, so a slow answer still
+  // arrives and is cached for the check before the first e-mail (which waits up to 5 s).
+  const resolver = new Resolver({ timeout: Math.max(5_000, 2 * timeoutMs), tries: 2 });
   if (options.servers) resolver.setServers(options.servers);
   const cache = new Map<string, { verdict: MxVerdict; expires: number }>();
   const inFlight = new Map<string, Promise<MxVerdict>>();

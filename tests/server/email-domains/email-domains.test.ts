@@ -124,7 +124,7 @@ describe('the MX check, against a DNS server', () => {
 
   it('an answer slower than the wait lets the signup through, and is cached for the check before the first e-mail', async () => {
     const server = await dnsServer();
-    server.zones.set('late.test', { kind: 'nxdomain', delayMs: 300 });
+    server.zones.set('late.test', { kind: 'nxdomain', delayMs: 1500 });
     const s = createEmailDomainScreen({ blockDisposable: true, blockedDomainsFile: null, checkMx: true, mxTimeoutMs: 50, dnsServers: [server.address] }, silentLog);
     cleanups.push(() => s.close());
     expect(await s.screen('a@late.test')).toBeNull();
