@@ -65,9 +65,9 @@ function watchBlockedFile(file: string, log: ScreenLog, intervalMs: number): { l
     fs.promises
       .stat(file)
       .then((stats) => {
-        warned = false;
         if (stamp(stats) === current.stamp) return;
         current = read();
+        warned = false;
         log.info({ file, domains: current.list.size }, 'signup screening: blocked domains file read again');
       })
       .catch((err: unknown) => {
