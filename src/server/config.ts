@@ -77,6 +77,8 @@ export interface AppConfig {
   consent: ConsentConfig;
   /** Signups refused by their address's domain (src/server/email-domains, decision 051). */
   emailDomains: EmailDomainsConfig;
+  /** The archive of every text shown or sent (src/server/records, docs/records.md). */
+  records: RecordsConfig;
 }
 
 export interface EmailDomainsConfig {
@@ -90,6 +92,14 @@ export interface EmailDomainsConfig {
   mxTimeoutMs: number;
   /** DNS_SERVERS: `host:port` entries for the MX check; null = the system's servers. */
   dnsServers: string[] | null;
+}
+
+export interface RecordsConfig {
+  /**
+   * RECORDS_RETENTION_YEARS: a kept version is deleted only this many years after its last use
+   * (17 CFR 227.404: five years). Below 5 only with RECORDS_RETENTION_OVERRIDE=1.
+   */
+  retentionYears: number;
 }
 
 export interface ConsentConfig {
@@ -314,7 +324,12 @@ const envSchema = z.object({
       }
       return servers;
     }),
+  RECORDS_RETENTION_YEARS: wholeNumber(5, 1, 100, 'RECORDS_RETENTION_YEARS must be a whole number of years from 1 to 100'),
+  RECORDS_RETENTION_OVERRIDE: z.enum(['0', '1']).default('0'),
 });
+
+/** 17 CFR 227.404(a): a funding portal keeps its records for five years. */
+export const RECORDS_MIN_RETENTION_YEARS = 5;
 
 /** The origin of an http(s) URL that names nothing but the origin (a trailing `/` is allowed), or null. */
 function parsePublicUrl(value: string): string | null {
@@ -406,6 +421,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (e.SIGNUP_CONFIRMATION === 'required' && !e.SMTP_URL) {
     problems.push('SIGNUP_CONFIRMATION: `required` sends a confirmation e-mail, so SMTP_URL, MAIL_FROM and PUBLIC_URL must be set too');
   }
+  if (e.RECORDS_RETENTION_YEARS < RECORDS_MIN_RETENTION_YEARS && e.RECORDS_RETENTION_OVERRIDE !== '1') {
+    problems.push(
+      `RECORDS_RETENTION_YEARS: a funding portal keeps its records for ${RECORDS_MIN_RETENTION_YEARS} years (17 CFR 227.404); ${e.RECORDS_RETENTION_YEARS} is refused unless RECORDS_RETENTION_OVERRIDE=1`,
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     host: e.HOST,
@@ -455,6 +475,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       mxTimeoutMs: e.SIGNUP_MX_TIMEOUT_MS,
       dnsServers: e.DNS_SERVERS,
     },
+    records: { retentionYears: e.RECORDS_RETENTION_YEARS },
   };
 }
 
