@@ -39,7 +39,7 @@ export const SERVER_INTERFACES = {
 };
 
 /** The server's neutral infrastructure (src/server/<name>/, and config.ts): it imports no feature. */
-export const SERVER_INFRASTRUCTURE = ['db', 'http', 'crypto', 'rate-limit', 'pubsub', 'geolocation', 'audit', 'runtime', 'site'];
+export const SERVER_INFRASTRUCTURE = ['db', 'http', 'crypto', 'rate-limit', 'pubsub', 'geolocation', 'audit', 'runtime', 'site', 'email-domains'];
 
 const limit = (folders, message) => ({ regex: `^(\\.\\./)+(${folders.join('|')})/`, message });
 /** Like limit, for one folder whose index.js (a declared interface) may be imported. */

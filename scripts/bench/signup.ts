@@ -41,8 +41,19 @@
  *                                       one keep-alive connection; lib/refused-sign-ins.ts): rounds of
  *                                       product, product + refused sign-ins, floor, so the two product rows
  *                                       see the same machine; the table gets a row for each.
+ *   --screening / BENCH_SCREENING=1     each round also loads a second product with the address screening on
+ *                                       (issue 28: the throwaway list, and the MX check against a DNS server
+ *                                       this script runs on 127.0.0.1, answering every name with an MX):
+ *                                       rounds of product (screening off), product + screening, floor; the
+ *                                       table gets a row for each. The plain product runs with it off.
+ *   --email-domains / BENCH_EMAIL_DOMAINS (0)
+ *                                       spreads the addresses over N domains (d<i>.example.com), or `fresh`:
+ *                                       a domain of its own per signup, so each one asks DNS (the MX
+ *                                       check's worst case); 0: all at example.com (one query, then cached)
  *   --json FILE                         also write the results as JSON
  * Other environment variables reach the product unchanged (REDIS_URL=… benchmarks Redis counters).
+ * The product runs with SIGNUP_CHECK_MX=off and SIGNUP_BLOCK_DISPOSABLE=off unless --screening
+ * asks for its row: a bench never depends on the network's DNS.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -50,7 +61,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { benchNumber } from './lib/addresses.js';
+import { benchNumber, parseEmailDomains } from './lib/addresses.js';
+import { screeningDns, type ScreeningDns } from './lib/screening-dns.js';
 import { transpileFiles } from './lib/compile.js';
 import { formatSummary, summarizeCpuProfile, type CpuProfile } from './lib/cpu-profile.js';
 import { emptyHistogram, mergeHistograms, quantileMs } from './lib/histogram.js';
@@ -85,6 +97,8 @@ const { values: flags } = parseArgs({
     json: { type: 'string' },
     label: { type: 'string' },
     'refused-sign-ins': { type: 'boolean' },
+    screening: { type: 'boolean' },
+    'email-domains': { type: 'string' },
   },
 });
 const options = {
@@ -100,7 +114,11 @@ const options = {
   /** Names the build in the header (default: its git commit). */
   label: flags.label ?? process.env.BENCH_LABEL,
   refusedSignIns: flags['refused-sign-ins'] ?? ['1', 'true'].includes(process.env.BENCH_REFUSED_SIGN_INS ?? ''),
+  screening: flags.screening ?? ['1', 'true'].includes(process.env.BENCH_SCREENING ?? ''),
+  emailDomains: parseEmailDomains(flags['email-domains'] ?? process.env.BENCH_EMAIL_DOMAINS),
 };
+// The load generator (a child process) reads it from its environment.
+process.env.BENCH_EMAIL_DOMAINS = String(options.emailDomains);
 
 const mainJs = path.join(options.root, 'dist/server/main.js');
 if (!fs.existsSync(mainJs)) {
@@ -162,9 +180,13 @@ interface Row {
   rounds: Array<{ signupsPerSecond: number; p99: number }>;
 }
 
-/** The product, the product beside a client looping on refused sign-ins (--refused-sign-ins), the floor. */
-type ServerLabel = 'product' | 'product + refused sign-ins' | 'floor';
+/**
+ * The product, the product beside a client looping on refused sign-ins (--refused-sign-ins), the
+ * product with the address screening on (--screening), the floor.
+ */
+type ServerLabel = 'product' | 'product + refused sign-ins' | 'product + screening' | 'floor';
 const REFUSED_ROW: ServerLabel = 'product + refused sign-ins';
+const SCREENING_ROW: ServerLabel = 'product + screening';
 
 function summarize(database: string, server: ServerLabel, phases: Phase[], sampler: ReturnType<typeof memorySampler>): Row {
   const elapsed = phases.reduce((s, p) => s + p.elapsed, 0);
@@ -201,11 +223,20 @@ function productEnv(databaseUrl: string): NodeJS.ProcessEnv {
     LOG_LEVEL: options.logLevel,
     // A key of its own, so the bench never writes secrets/ under the project.
     AUTH_SECRET_KEY: randomBytes(32).toString('base64'),
+    // The address screening (issue 28) off: its cost is the --screening row's.
+    SIGNUP_CHECK_MX: 'off',
+    SIGNUP_BLOCK_DISPOSABLE: 'off',
   };
 }
 
-async function startProduct(target: Target, nodeArgs: string[] = []): Promise<ServerProcess> {
-  return startServer({ name: `product (${target.label})`, nodeArgs: [...nodeArgs, mainJs], env: productEnv(target.databaseUrl), port: await freePort(), cwd: options.root });
+/** The address screening on: the throwaway list, and the MX check asking the bench's own DNS server. */
+function screeningEnv(dns: ScreeningDns): NodeJS.ProcessEnv {
+  return { SIGNUP_CHECK_MX: 'on', SIGNUP_BLOCK_DISPOSABLE: 'on', DNS_SERVERS: dns.address };
+}
+
+async function startProduct(target: Target, nodeArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+  const name = `product${env.SIGNUP_CHECK_MX === 'on' ? ' + screening' : ''} (${target.label})`;
+  return startServer({ name, nodeArgs: [...nodeArgs, mainJs], env: { ...productEnv(target.databaseUrl), ...env }, port: await freePort(), cwd: options.root });
 }
 
 async function startFloor(): Promise<ServerProcess> {
@@ -268,11 +299,14 @@ function printTable(rows: Row[]): void {
 async function benchDatabase(generator: Generator, spec: string): Promise<{ rows: Row[]; failure: string | null }> {
   const target = await prepareTarget(spec, workDir);
   let product: ServerProcess | undefined;
+  let screened: ServerProcess | undefined;
   let floor: ServerProcess | undefined;
   try {
     product = await startProduct(target);
+    if (dns) screened = await startProduct(target, [], screeningEnv(dns));
     floor = await startFloor();
     const productMemory = memorySampler(product.pid);
+    const screenedMemory = screened ? memorySampler(screened.pid) : null;
     const floorMemory = memorySampler(floor.pid);
     const disk = sqliteCommitRate(workDir);
     const pressure = cpuPressure();
@@ -284,27 +318,33 @@ async function benchDatabase(generator: Generator, spec: string): Promise<{ rows
     );
     process.stdout.write(`${target.label}: warm-up`);
     await phase(generator, product, productMemory, options.warmup, true, refused !== null);
+    if (screened && screenedMemory) await phase(generator, screened, screenedMemory, options.warmup, true);
     await phase(generator, floor, floorMemory, options.warmup, false);
     const productPhases: Phase[] = [];
     const refusedPhases: Phase[] = [];
+    const screenedPhases: Phase[] = [];
     const floorPhases: Phase[] = [];
     for (let round = 1; round <= options.rounds; round++) {
       process.stdout.write(`, round ${round}`);
       productPhases.push(await phase(generator, product, productMemory, options.seconds, true));
       if (refused) refusedPhases.push(await phase(generator, product, productMemory, options.seconds, true, true));
+      if (screened && screenedMemory) screenedPhases.push(await phase(generator, screened, screenedMemory, options.seconds, true));
       floorPhases.push(await phase(generator, floor, floorMemory, options.seconds, false));
     }
     process.stdout.write(pressure === null ? '\n' : `; CPU pressure meanwhile ${pct(cpuPressure() ?? 0)}\n`);
     const rows = [
       summarize(target.label, 'product', productPhases, productMemory),
       ...(refused ? [summarize(target.label, REFUSED_ROW, refusedPhases, productMemory)] : []),
+      ...(screenedMemory ? [summarize(target.label, SCREENING_ROW, screenedPhases, screenedMemory)] : []),
       summarize(target.label, 'floor', floorPhases, floorMemory),
     ];
     productMemory.stop();
+    screenedMemory?.stop();
     floorMemory.stop();
 
     // A crash, not a shutdown: whatever was acknowledged must already be in the database.
     await stopServer(product, 'SIGKILL');
+    if (screened) await stopServer(screened, 'SIGKILL');
     await stopServer(floor, 'SIGTERM');
     const check = await verifyStored(generator, target);
     let failure: string | null = null;
@@ -318,6 +358,7 @@ async function benchDatabase(generator: Generator, spec: string): Promise<{ rows
     return { rows, failure };
   } finally {
     if (product) await stopServer(product, 'SIGKILL');
+    if (screened) await stopServer(screened, 'SIGKILL');
     if (floor) await stopServer(floor, 'SIGKILL');
     await target.cleanup();
   }
@@ -366,6 +407,8 @@ async function profileDatabase(generator: Generator, spec: string): Promise<{ te
 }
 
 const specs = await databaseSpecs(flags.databases ?? process.env.BENCH_DATABASE_URLS);
+/** The DNS server the screened product's MX check asks (--screening), in this process. */
+const dns = options.screening && !options.profile ? await screeningDns() : null;
 const generator = startGenerator({ jsDir, prefix, ipv6Share: options.ipv6Share, connections: options.connections });
 console.log(
   [
@@ -379,6 +422,12 @@ console.log(
       : refused
         ? `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, product + a client looping on refused sign-ins ${options.seconds} s, floor ${options.seconds} s)`
         : `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, floor ${options.seconds} s)`,
+    ...(dns
+      ? [
+          `screening: a second product with the throwaway list and the MX check on, asking a DNS server on ${dns.address} (this process; ` +
+            `${dns.latency}); addresses at ${options.emailDomains === 'fresh' ? 'a domain of their own each (a DNS query per signup)' : options.emailDomains === 0 ? 'example.com' : `${options.emailDomains} domains`}`,
+        ]
+      : []),
     'CPU columns are shares of one core (the machine has ' + os.cpus().length + '); the generator shares the cores with the server.',
     '',
   ].join('\n'),
@@ -403,6 +452,7 @@ try {
   }
 } finally {
   generator.stop();
+  await dns?.close();
   removeWorkDir(workDir, jsDir);
 }
 
@@ -417,6 +467,15 @@ if (refused) {
     const change = (a: number, b: number) => `${a >= b ? '+' : ''}${fmt(((a - b) / b) * 100, 1)}%`;
     console.log(`  ${row.database}: signups/s ${change(row.signupsPerSecond, plain.signupsPerSecond)}, p99 ${change(row.p99, plain.p99)} against the product alone`);
   }
+}
+for (const row of rows.filter((r) => r.server === SCREENING_ROW)) {
+  const plain = rows.find((r) => r.database === row.database && r.server === 'product')!;
+  const perSignup = (r: Row) => (r.serverCpu / Math.max(r.signupsPerSecond, 1e-9)) * 1e6;
+  console.log(
+    `\nscreening on, ${row.database}: signups/s ${fmt(((row.signupsPerSecond - plain.signupsPerSecond) / plain.signupsPerSecond) * 100, 1)}%, ` +
+      `p99 ${fmt(row.p99 - plain.p99, 2)} ms, server CPU per signup ${fmt(perSignup(row), 0)} µs against ${fmt(perSignup(plain), 0)} µs off` +
+      `; non-201 answers ${otherStatuses(row.statuses)}`,
+  );
 }
 if (flags.json) fs.writeFileSync(flags.json, JSON.stringify({ options, machine: machineDescription(), rows, profiles, refusedSignIns: refused?.statuses ?? null }, null, 2));
 

@@ -14,6 +14,8 @@ import { createSignups } from './signup/signups.js';
 import { apiRoutes } from './api/plugin.js';
 import { embedRoutes } from './embed/routes.js';
 import { siteContent } from '../shared/site/content.js';
+import { registerScreeningCounter } from './signup/screening-counter.js';
+import { createEmailDomainScreen } from './email-domains/index.js';
 import type { SignupBatchHooks } from './signup/batcher.js';
 import { consentRoutes } from './consent/routes.js';
 import { adminWaitlistRoutes } from './admin/routes.js';
@@ -88,6 +90,11 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     return503OnClosing: true,
   });
 
+  // Throwaway and dead domains (email-domains/): an unreadable SIGNUP_BLOCKED_DOMAINS_FILE stops the start here.
+  const emailDomains = createEmailDomainScreen(config.emailDomains, app.log);
+  app.decorate('emailDomains', emailDomains);
+  app.addHook('onClose', async () => emailDomains.close());
+
   const database = openDatabase(config.database, {
     onIdleError: (err) => app.log.error({ err }, 'database: idle connection failed'),
     ...(options.sqliteCheckpoints === 'on-commit' ? {} : { backgroundCheckpoints: app.log }),
@@ -129,6 +136,9 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   app.decorate('pubsub', pubsub);
   app.addHook('onClose', async () => pubsub.close());
   registerLiveWaitlist(app);
+
+  // Held and refused signups by reason, for the insight panel (written within a second, and on close).
+  registerScreeningCounter(app);
 
   // E-mail (src/server/mail): without SMTP_URL, app.mail.enabled is false and no worker runs.
   registerMail(app, config.mail, options.mailWorker);

@@ -1,3 +1,4 @@
+import { Resolver } from 'node:dns';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,8 +82,23 @@ export interface AppConfig {
   mail: MailConfig | null;
   /** Double opt-in and the e-mails around an entry (src/server/waitlist). */
   consent: ConsentConfig;
+  /** Signups refused by their address's domain (src/server/email-domains, decision 051). */
+  emailDomains: EmailDomainsConfig;
   /** The archive of every text shown or sent (src/server/records, docs/records.md). */
   records: RecordsConfig;
+}
+
+export interface EmailDomainsConfig {
+  /** SIGNUP_BLOCK_DISPOSABLE: refuse the `disposable-email-domains` package's throwaway domains (on by default). */
+  blockDisposable: boolean;
+  /** SIGNUP_BLOCKED_DOMAINS_FILE: more domains to refuse, one a line, read again when it changes (absolute path). */
+  blockedDomainsFile: string | null;
+  /** SIGNUP_CHECK_MX: refuse domains whose DNS says they receive no mail (NXDOMAIN, null MX); on by default. */
+  checkMx: boolean;
+  /** SIGNUP_MX_TIMEOUT_MS: the longest a signup waits for DNS; a slower answer lets it through. */
+  mxTimeoutMs: number;
+  /** DNS_SERVERS: `host:port` entries for the MX check; null = the system's servers. */
+  dnsServers: string[] | null;
 }
 
 export interface RecordsConfig {
@@ -311,6 +327,24 @@ const envSchema = z.object({
   CONFIRMATION_RESEND_SECONDS: wholeNumber(300, 0, 86_400, 'CONFIRMATION_RESEND_SECONDS must be a whole number from 0 to 86400 (a day)'),
   MAIL_WELCOME: z.enum(['off', 'on']).default('off'),
   MAIL_RETENTION_DAYS: wholeNumber(30, 1, 3650, 'MAIL_RETENTION_DAYS must be a whole number from 1 to 3650'),
+  SIGNUP_BLOCK_DISPOSABLE: z.enum(['on', 'off']).default('on'),
+  SIGNUP_BLOCKED_DOMAINS_FILE: z.string().optional().transform((v) => (v?.trim() ? path.resolve(projectRoot, v.trim()) : null)),
+  SIGNUP_CHECK_MX: z.enum(['on', 'off']).default('on'),
+  SIGNUP_MX_TIMEOUT_MS: wholeNumber(1000, 10, 10_000, 'SIGNUP_MX_TIMEOUT_MS must be a whole number of milliseconds from 10 to 10000'),
+  DNS_SERVERS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const servers = (v ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+      if (servers.length === 0) return null;
+      try {
+        new Resolver().setServers(servers);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `must be comma-separated DNS servers as host:port, e.g. 127.0.0.1:53,[::1]:53; got "${v}"` });
+        return z.NEVER;
+      }
+      return servers;
+    }),
   RECORDS_RETENTION_YEARS: wholeNumber(5, 1, 100, 'RECORDS_RETENTION_YEARS must be a whole number of years from 1 to 100'),
   RECORDS_RETENTION_OVERRIDE: z.enum(['0', '1']).default('0'),
 });
@@ -470,6 +504,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       confirmationResendSeconds: e.CONFIRMATION_RESEND_SECONDS,
       welcome: e.MAIL_WELCOME === 'on',
       outboxRetentionDays: e.MAIL_RETENTION_DAYS,
+    },
+    emailDomains: {
+      blockDisposable: e.SIGNUP_BLOCK_DISPOSABLE === 'on',
+      blockedDomainsFile: e.SIGNUP_BLOCKED_DOMAINS_FILE,
+      checkMx: e.SIGNUP_CHECK_MX === 'on',
+      mxTimeoutMs: e.SIGNUP_MX_TIMEOUT_MS,
+      dnsServers: e.DNS_SERVERS,
     },
     records: { retentionYears: e.RECORDS_RETENTION_YEARS },
   };

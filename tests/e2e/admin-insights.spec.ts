@@ -148,6 +148,12 @@ function weeklyInsights(country: string | null): WaitlistInsights {
       { status: 'confirmed', count: matching - 1000 },
     ],
     confirmedShare: 0.62,
+    screening: [
+      { reason: 'disposable', count: 17 },
+      { reason: 'dead-domain', count: 4 },
+      { reason: 'no-challenge', count: 0 },
+      { reason: 'rate-limit', count: 1203 },
+    ],
   };
 }
 
@@ -178,6 +184,10 @@ test.describe('insight panel with the insights API mocked', () => {
     await expect(insights.getByText('Confirmed: 62%')).toBeVisible();
     const countries = insights.getByRole('list', { name: 'Top countries' });
     await expect(countries.getByRole('listitem')).toHaveText([/^Germany\s*4,100 · 33%$/, /^United States\s*3,000 · 24%$/, /^Unknown\s*2,000 · 16%$/, /^Other\s*3,245 · 26%$/]);
+    // Held and refused signups by reason (issue 28), every reason with its count.
+    const screening = insights.getByRole('table', { name: 'Held and refused signups' });
+    await expect(screening.getByRole('row')).toHaveText([/^Reason\s*Signups$/, /^Throwaway domain\s*17$/, /^Domain cannot receive mail\s*4$/, /^No proof-of-work\s*0$/, /^Too many signups from one address\s*1,203$/]);
+    await expect(insights.getByText('All time. Counted by reason and by day only: the other filters do not apply.')).toBeVisible();
     await expectNoAxeViolations(page);
     await screenshotView(page, 'admin-insights');
 

@@ -69,6 +69,8 @@ export async function startE2eServer(env: Record<string, string>, options: { pub
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       E2E_DATA_DIR: dataDir,
+      // The e2e servers never depend on the network's DNS; the MX check's tests run a DNS server of their own.
+      SIGNUP_CHECK_MX: 'off',
       ...(forwarder ? { PUBLIC_URL: forwarder.url } : {}),
       ...env,
       PORT: '0',

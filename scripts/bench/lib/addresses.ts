@@ -7,16 +7,33 @@
  */
 import { isPublicIp } from '../../../src/server/geolocation/ip.js';
 
+/**
+ * How many domains a run's addresses are spread over (signup.ts --email-domains): 0, all at
+ * example.com; N, at d0.example.com … d<N-1>.example.com; `fresh`, each at a domain of its own (every
+ * signup then asks the MX check's DNS server: its worst case).
+ */
+export type EmailDomains = number | 'fresh';
+
+export function parseEmailDomains(value: string | undefined): EmailDomains {
+  if (value === undefined || value.trim() === '') return 0;
+  if (value.trim() === 'fresh') return 'fresh';
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--email-domains must be a whole number or "fresh", got "${value}"`);
+  return n;
+}
+
 /** The address of signup number `n` of a run (prefix: letters and digits only, so it is LIKE-safe). */
-export function benchEmail(prefix: string, n: number): string {
-  return `${prefix}-${n}@example.com`;
+export function benchEmail(prefix: string, n: number, domains: EmailDomains = 0): string {
+  const domain = domains === 'fresh' ? `d${n}.example.com` : domains > 0 ? `d${n % domains}.example.com` : 'example.com';
+  return `${prefix}-${n}@${domain}`;
 }
 
 /** The number in a stored address of this run, or null for anything else. */
 export function benchNumber(prefix: string, email: string): number | null {
   const head = `${prefix}-`;
-  if (!email.startsWith(head) || !email.endsWith('@example.com')) return null;
-  const n = Number(email.slice(head.length, -'@example.com'.length));
+  const at = email.indexOf('@');
+  if (!email.startsWith(head) || at < 0 || !(email.endsWith('@example.com') || email.endsWith('.example.com'))) return null;
+  const n = Number(email.slice(head.length, at));
   return Number.isSafeInteger(n) && n >= 0 ? n : null;
 }
 

@@ -11,13 +11,15 @@
  */
 import fs from 'node:fs';
 import net from 'node:net';
-import { benchEmail, randomClientIp } from './addresses.js';
+import { benchEmail, parseEmailDomains, randomClientIp, type EmailDomains } from './addresses.js';
 import { bucketOf, emptyHistogram } from './histogram.js';
 
 export interface GeneratorOptions {
   /** E-mail prefix of this run (letters and digits). */
   prefix: string;
   ipv6Share: number;
+  /** How many domains the addresses are spread over (addresses.ts). */
+  emailDomains?: EmailDomains;
 }
 
 export interface RunCommand {
@@ -143,7 +145,7 @@ export function createGenerator(options: GeneratorOptions) {
 
         const send = () => {
           const n = next++;
-          const body = `{"email":"${benchEmail(options.prefix, n)}"}`;
+          const body = `{"email":"${benchEmail(options.prefix, n, options.emailDomains)}"}`;
           inFlight = { n, sentAt: performance.now() };
           socket.write(`${head}X-Forwarded-For: ${randomClientIp(options.ipv6Share)}\r\nContent-Length: ${body.length}\r\n\r\n${body}`, 'latin1');
         };
@@ -214,6 +216,7 @@ if (process.send && process.argv[2] === '--serve') {
   const generator = createGenerator({
     prefix: process.env.BENCH_PREFIX ?? 'bench',
     ipv6Share: Number(process.env.BENCH_IPV6_SHARE ?? 0.3),
+    emailDomains: parseEmailDomains(process.env.BENCH_EMAIL_DOMAINS),
   });
   const reply = (message: GeneratorReply) => process.send!(message);
   process.on('message', (message: GeneratorMessage) => {

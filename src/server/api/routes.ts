@@ -7,7 +7,7 @@ import { normalizeIp } from '../geolocation/ip.js';
 import { toWaitlistEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
 import { checkQueryFilter, readWaitlistPage } from '../admin/index.js';
 import { checkExportBody, checkTimeZone, createExportDownload, downloadByTicket, exportDownloadStatus, FILE_ROUTE_OPTIONS } from '../export/index.js';
-import { ownOriginOf, signupError, signupUnavailable, type Signups } from '../signup/index.js';
+import { ownOriginOf, screenSignup, signupError, signupUnavailable, type Signups } from '../signup/index.js';
 import { apiGuard, apiKeyOf, type ApiGuardOptions } from './authenticate.js';
 import { findUsableApiKeyById } from './keys.js';
 import { API_OPERATIONS } from './operations.js';
@@ -53,6 +53,9 @@ export async function apiV1Routes(instance: FastifyInstance, options: ApiRoutesO
       const ip = ipAddress === undefined ? null : normalizeIp(ipAddress);
       if (ipAddress !== undefined && ip === null) throw new HttpError(400, 'invalid_ip_address', 'ip_address is not an IPv4 or IPv6 address.');
       if (consent.checkbox !== null && consented !== true) throw signupError('consent_required');
+      // The same domain screening as the form's (throwaway and dead domains: 422).
+      const refused = await screenSignup(app, request, check.email);
+      if (refused) throw refused;
       const attribution = normalizeAttribution(fields, ownOriginOf(request, app.config.publicUrl));
       try {
         const outcome = await signups.create(request.log, check.email, ip, attribution);

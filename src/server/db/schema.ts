@@ -168,6 +168,15 @@ export interface WaitlistRollupTable {
   n: string;
 }
 
+/** Held and refused signups per UTC hour and reason (migration 2026-11-29T0300; signup/screening-counter.ts). */
+export interface SignupScreeningTable {
+  /** Hours since 1970-01-01T00:00Z. */
+  hour: number;
+  /** A ScreeningReason (src/shared/waitlist/screening.ts). */
+  reason: string;
+  n: number;
+}
+
 export interface AuditLogTable {
   id: string;
   created_at: Timestamp;
@@ -308,6 +317,7 @@ export interface Database {
   audit_log: AuditLogTable;
   mail_outbox: MailOutboxTable;
   export_downloads: ExportDownloadsTable;
+  signup_screening: SignupScreeningTable;
   records_versions: RecordsVersionsTable;
   records_consents: RecordsConsentsTable;
   records_mail_sends: RecordsMailSendsTable;

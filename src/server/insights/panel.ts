@@ -5,6 +5,7 @@ import { countWaitlist, matching } from '../db/waitlist-filter.js';
 import { INSIGHTS_MAX_DAYS, INSIGHTS_TOP, type InsightsTopList, type WaitlistInsights } from '../../shared/admin/waitlist-api.js';
 import { isEmptyFilter, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { ENTRY_STATUSES } from '../../shared/waitlist/entry.js';
+import { screeningCounts } from './screening.js';
 
 /**
  * The admin's insight panel (contract: waitlistInsightsSchema in src/shared/admin/waitlist-api.ts),
@@ -74,6 +75,8 @@ export async function waitlistInsights(db: Kysely<Database>, filter: WaitlistFil
     campaigns: withOther(counts.campaigns, matchingCount),
     statuses,
     confirmedShare: counts.confirmed === null || matchingCount === 0 ? null : counts.confirmed / matchingCount,
+    // Held and refused signups in the period: a small table of its own (insights/screening.ts).
+    screening: await screeningCounts(db, filter),
   };
 }
 

@@ -75,6 +75,8 @@ export function registerMail(app: FastifyInstance, mail: MailConfig | null, over
     maxAttempts: mail.maxAttempts,
     log: app.log,
     templates,
+    // A domain whose signup-time DNS check had no answer in time is checked again before its first e-mail.
+    recipientCheck: (to) => app.emailDomains.undeliverable(to),
     recorders,
     ...overrides,
   });

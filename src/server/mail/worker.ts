@@ -47,6 +47,11 @@ export interface MailWorkerOptions {
   backoffMs?: (attempts: number) => number;
   /** The registered templates (app.mail.registerTemplate), looked up when a templated row is sent. */
   templates?: ReadonlyMap<string, TemplateRenderer>;
+  /**
+   * Asked before a message's first attempt: why its recipient cannot receive mail (app.emailDomains:
+   * the domain does not exist or has a null MX), and the message is then not sent but marked so.
+   */
+  recipientCheck?: (to: string) => Promise<string | null>;
   /** Who records each send (app.mail.recordSends), asked at send time. */
   recorders?: readonly SendRecorder[];
 }
@@ -150,6 +155,12 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
   }
 
   async function send(row: OutboxRow): Promise<void> {
+    const dead = row.attempts === 1 && options.recipientCheck ? await options.recipientCheck(row.to) : null;
+    if (dead) {
+      log.info({ id: row.id, kind: row.kind, reason: dead }, 'mail: not sent');
+      if (!(await markFailed(db, row, `Not sent: ${dead}`))) leaseLost(row, 'not sent');
+      return;
+    }
     let mail: Pick<RenderedMail, 'subject' | 'text' | 'html' | 'headers'> = row;
     if (row.template !== null) {
       const rendered = await render({ ...row, template: row.template });

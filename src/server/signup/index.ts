@@ -5,3 +5,4 @@
 export { createSignups, type Signups, type SignupsOptions } from './signups.js';
 export { signupError, signupUnavailable, type SignupOutcome } from './service.js';
 export { ownOriginOf } from './routes.js';
+export { screenSignup } from './screening.js';

@@ -21,6 +21,7 @@ import {
 import { isConsentTicked, isKnownList, signupCodeOf, signupRequestSchema, signupSuccessSchema } from './schema.js';
 import { isHoneypotFilled, signupError, signupUnavailable, type SignupStatus } from './service.js';
 import type { Signups } from './signups.js';
+import { screenSignup } from './screening.js';
 
 export interface WaitlistRoutesOptions {
   /** Where signups are stored (signups.ts; the API adds its signups through the same one). */
@@ -166,7 +167,10 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
     kind: 'signup',
     max,
     windowMs,
-    error: () => signupError('rate_limited'),
+    error: () => {
+      app.signupScreening.count('rate-limit');
+      return signupError('rate_limited');
+    },
     storeError: (err, reply) => (isDatabaseUnavailable(err) ? unavailable(reply) : err instanceof Error ? err : new Error(String(err))),
   });
 
@@ -191,6 +195,8 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
       if (request.validationError) throw signupError(signupCodeOf(request.validationError.validation));
       if (!isKnownList(request.body[LIST_FIELD])) throw signupError('unknown_list');
       if (consent.checkbox !== null && !isConsentTicked(request.body[CONSENT_FIELD])) throw signupError('consent_required');
+      const refused = await screenSignup(app, request, request.body.email);
+      if (refused) throw refused;
       try {
         const attribution = requestAttribution(request, request.body, app.config.publicUrl, app.config.embedOrigins);
         const { status } = await signups.create(request.log, request.body.email, request.ip, attribution);

@@ -1,5 +1,6 @@
 import { z } from 'zod/mini';
 import { ENTRY_STATUSES, waitlistEntrySchema } from '../waitlist/entry.js';
+import { screeningCountsSchema } from '../waitlist/screening.js';
 import { waitlistFilterSchema } from './waitlist-filter.js';
 
 /**
@@ -206,6 +207,8 @@ export const waitlistInsightsSchema = z.object({
   statuses: z.array(z.object({ status: z.enum(ENTRY_STATUSES), count: z.number() })),
   /** Double opt-in on (SIGNUP_CONFIRMATION=required): the share of matching entries that confirmed (0..1); null when off or nothing matches. */
   confirmedShare: z.nullable(z.number()),
+  /** Held and refused signups by reason in the filter's from/to days (all time without them); the other filters do not apply. */
+  screening: screeningCountsSchema,
 });
 export type WaitlistInsights = z.infer<typeof waitlistInsightsSchema>;
 

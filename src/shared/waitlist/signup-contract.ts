@@ -12,7 +12,9 @@ import { MAX_EMAIL_LENGTH, type EmailProblem } from './email.js';
  * post without them takes the UTM parameters and landing path from its same-origin Referer.
  *
  * JSON: 201 `{status:'joined'}` (`{status:'pending'}` when SIGNUP_CONFIRMATION=required) or 4xx
- * `{error:{code,message}}`; `consent_required` when the consent checkbox is on and was not ticked.
+ * `{error:{code,message}}`; `consent_required` when the consent checkbox is on and was not ticked;
+ * 422 `email_disposable` or `email_undeliverable` for an address the server's screening refuses
+ * (a throwaway-mail domain, a domain that cannot receive mail), nothing stored or sent.
  * Form (urlencoded, no JavaScript): 303 to /thanks, or the signup error page with the same status.
  */
 export const SIGNUP_PATH = '/api/waitlist';
@@ -64,6 +66,10 @@ export const SIGNUP_ERRORS = {
   rate_limited: { status: 429, title: 'Too many attempts', message: 'Too many signup attempts. Please wait a minute and try again.' },
   consent_required: { status: 400, title: 'Consent required', message: 'Please tick the box to agree before joining the waitlist.' },
   unknown_list: { status: 400, title: 'Unknown list', message: 'This waitlist does not exist. Leave the list out to join the waitlist.' },
+  /** The address is at a throwaway-mail domain (SIGNUP_BLOCK_DISPOSABLE, on by default). */
+  email_disposable: { status: 422, title: 'Permanent email required', message: 'Please use a permanent email address.' },
+  /** The domain's DNS says it cannot receive mail: it does not exist, or publishes a null MX (SIGNUP_CHECK_MX). */
+  email_undeliverable: { status: 422, title: 'Email cannot be delivered', message: 'This email domain cannot receive email.' },
 } as const;
 
 /**

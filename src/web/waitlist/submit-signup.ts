@@ -70,6 +70,7 @@ export async function submitSignup(
     case 409:
       return { ok: false, toast: SIGNUP_TOASTS.duplicate };
     case 400:
+    case 422:
       return { ok: false, toast: await toastFor(response, 'email_invalid') };
     case 429:
       return { ok: false, toast: await toastFor(response, 'rate_limited') };

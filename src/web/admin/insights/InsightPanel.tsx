@@ -8,6 +8,7 @@ import { CardLoadFailed } from '../common/CardStatus.js';
 import { InsightChart, preloadChart } from './InsightChart.js';
 import { formatCount, insightTexts, percentText, shareOf, topValueLabel, type TopListKey } from './insight-copy.js';
 import { useInsights } from './useInsights.js';
+import { ScreeningTable } from './ScreeningTable.js';
 
 export interface InsightPanelProps {
   filter: WaitlistFilter;
@@ -80,6 +81,7 @@ function InsightBody({ data, filter, onFilter }: { data: WaitlistInsights; filte
           ))}
         </div>
         <StatusList data={data} active={filter.status} onFilter={onFilter} />
+        <ScreeningTable screening={data.screening} from={filter.from} to={filter.to} />
       </div>
     </>
   );

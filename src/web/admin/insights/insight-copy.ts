@@ -164,4 +164,13 @@ export const insightTexts = {
   confirmed: (share: number) => `Confirmed: ${percentText(share)}`,
   /** A top value's tooltip (its full text may be cut on screen). */
   valueTitle: (label: string, pressed: boolean) => (pressed ? `${label}: select to remove this filter` : `${label}: select to show only these signups`),
+  /** Held and refused signups by reason (ScreeningTable). */
+  screening: {
+    heading: 'Held and refused signups',
+    /** Which period the counts cover: the view's days; its other filters do not apply (these are not entries). */
+    period: (from: string | undefined, to: string | undefined) =>
+      from && to ? `From ${from} to ${to} (UTC).` : from ? `Since ${from} (UTC).` : to ? `Until ${to} (UTC).` : 'All time.',
+    note: 'Counted by reason and by day only: the other filters do not apply.',
+    columns: { reason: 'Reason', count: 'Signups' },
+  },
 } as const;
