@@ -160,7 +160,7 @@ export async function eraseEntry(deps: ConsentDeps, entryId: string): Promise<'e
     if (!entry) throw linkError('entry_gone');
     await deleteWaitlistEntry(trx, entry.id);
     await deleteMailTo(trx, entry.email);
-    await addSuppression(trx, suppressionHash(deps.box, entry.email), 'erased', nowOf(deps));
+    await addSuppression(trx, deps.box, entry.email, 'erased', nowOf(deps));
     await recordAudit(trx, {
       action: 'waitlist.erased_by_subject',
       actorEmail: null,

@@ -286,7 +286,7 @@ describe.each(TEST_DIALECTS)('npm run db (%s)', (dialect) => {
     const target = await database(true);
     const key = randomBytes(32);
     await withDb(target.url, async ({ db }) => {
-      await addSuppression(db, suppressionHash(createSecretBox(key), 'erased@example.com'), 'erased', new Date());
+      await addSuppression(db, createSecretBox(key), 'erased@example.com', 'erased', new Date());
     });
     const file = writeCsv(`suppressed-${dialect}.csv`, [HEADER, 'Erased@Example.com,2026-11-22T06:04:00Z,N/A,Unknown', 'fresh@example.com,2026-11-22T06:04:00Z,N/A,Unknown']);
     const env = { DATABASE_URL: target.url, LOG_LEVEL: 'silent' };
@@ -300,6 +300,13 @@ describe.each(TEST_DIALECTS)('npm run db (%s)', (dialect) => {
     expect(keyless.code).toBe(1);
     expect(keyless.stderr).toMatch(/keeps 1 erased address out .*nothing was imported/);
     expect(fs.existsSync(path.join(dir, 'no-such-dir'))).toBe(false);
+
+    // With another key the hashes would match nothing: the records' key check tells, and it refuses.
+    const before = await allRows(target.url);
+    const otherKey = await runCliInProcess(run, ['import', file], { env: { ...env, AUTH_SECRET_KEY: randomBytes(32).toString('base64') }, cwd: dir });
+    expect(otherKey.code).toBe(1);
+    expect(otherKey.stderr).toMatch(/keeps 1 erased address out .*this run has another key.*nothing was imported/);
+    expect(await allRows(target.url)).toEqual(before);
   });
 
   it('a bad line imports nothing (exit 1, line reported); --skip-bad imports the rest', async () => {
