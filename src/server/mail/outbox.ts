@@ -292,6 +292,14 @@ export function markFailed(db: Executor, row: Claim, error: string): Promise<boo
   return settle(db, row, { status: 'failed', last_error: error });
 }
 
+/**
+ * Not sent now, and not failed: queued again for `until` with `reason` shown in the outbox view,
+ * the attempt not counted (the e-mail caps' hourly budget, mail/caps.ts). False when this claim had lost the lease.
+ */
+export function markDeferred(db: Executor, row: Claim, until: Date, reason: string): Promise<boolean> {
+  return settle(db, row, { status: 'queued', next_attempt_at: until.toISOString(), last_error: reason, attempts: sql<number>`attempts - 1` });
+}
+
 /** Claimed rows this worker will not send after all (it is stopping): queued again, the attempt not counted. */
 export async function releaseClaimed(db: Executor, rows: readonly Claim[]): Promise<void> {
   for (const row of rows) await settle(db, row, { status: 'queued', attempts: sql<number>`attempts - 1` });

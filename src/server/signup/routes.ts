@@ -168,11 +168,11 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
       if (consent.checkbox !== null && !isConsentTicked(request.body[CONSENT_FIELD])) throw signupError('consent_required');
       try {
         const attribution = requestAttribution(request, request.body, app.config.publicUrl);
-        const { id, status, created } = await signUp(deps(request), request.body.email, request.ip, attribution);
+        const { id, status, created, held } = await signUp(deps(request), request.body.email, request.ip, attribution);
         // Committed: open admin pages get a new entry (an array push; sent in batches); a known
-        // address signing up again changed an entry they may show.
+        // address signing up again changed an entry they may show (a held one changed nothing).
         if (created) app.liveWaitlist.signedUp(id);
-        else app.liveWaitlist.changed('rejoined');
+        else if (!held) app.liveWaitlist.changed('rejoined');
         return answerJoined(request, reply, status);
       } catch (err) {
         if (err instanceof HttpError && err.statusCode === 503) throw unavailable(reply);
