@@ -16,7 +16,7 @@ import { erasureMail, welcomeMail, type MailQueue } from './mail.js';
 import { verifyLinkToken } from './links.js';
 import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
 import { cancelQueuedMail, deleteMailTo, deleteWaitlistEntry, queuedSince } from './repository.js';
-import { addSuppression, suppressionHash, type SuppressionBox } from './suppression.js';
+import { addSuppression, type SuppressionBox } from './suppression.js';
 
 /**
  * What the links in e-mails do (src/shared/waitlist/consent-contract.ts): confirm (double opt-in),

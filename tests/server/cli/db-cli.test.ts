@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../../src/server/cli/db.js';
 import { createSecretBox } from '../../../src/server/crypto/secret-box.js';
-import { addSuppression, suppressionHash } from '../../../src/server/consent/suppression.js';
+import { addSuppression } from '../../../src/server/consent/suppression.js';
 import { loadConfig } from '../../../src/server/config.js';
 import { openDatabase, type DatabaseHandle } from '../../../src/server/db/database.js';
 import { migrateToLatest } from '../../../src/server/db/migrate.js';
