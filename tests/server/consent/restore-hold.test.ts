@@ -8,7 +8,8 @@ import { findWaitlistEntryByEmail } from '../../../src/server/db/waitlist-entrie
 import { emailContent, siteContent } from '../../../src/shared/site/content.js';
 import { CONFIRM_API_PATH, ERASE_API_PATH, LINK_ERRORS, UNSUBSCRIBE_API_PATH } from '../../../src/shared/waitlist/consent-contract.js';
 import { SIGNUP_PATH } from '../../../src/shared/waitlist/signup-contract.js';
-import { cleanupsAfterEach, createMailTestApp, drainOutbox, startTestSmtp, TEST_PUBLIC_URL } from '../../support/admin-app.js';
+import { ADMIN_DELETE_PATH } from '../../../src/shared/admin/waitlist-api.js';
+import { cleanupsAfterEach, createAdminTestApp, createMailTestApp, drainOutbox, mailEnv, startTestSmtp, TEST_PUBLIC_URL } from '../../support/admin-app.js';
 import { TEST_DIALECTS, type TestDialect } from '../../support/databases.js';
 import { mailParts } from '../../support/mime.js';
 import type { ReceivedMail } from '../../support/smtp.js';
@@ -168,6 +169,25 @@ describe.each(TEST_DIALECTS)('erasure and unsubscribe hold (%s)', (dialect: Test
     answer(await postJson(t, CONFIRM_API_PATH, { token: forged }), 'link_invalid');
     expect(await entry(t, 'kept@example.com')).toBeUndefined();
     expect(await isSuppressed(t.app.database.db, t.app.secretBox, 'kept@example.com')).toBe(true);
+  });
+
+  it("an admin's delete stays a plain delete: the address may sign up again at once", async () => {
+    const smtp = await startTestSmtp(cleanups);
+    const { t, token } = await createAdminTestApp(mailEnv(smtp.url), { dialect, mailWorker: { pollIntervalMs: 3_600_000 } });
+    cleanups.push(() => t.close());
+    await signUp(t, 'deleted@example.com');
+    const { id } = (await entry(t, 'deleted@example.com'))!;
+    const deleted = await t.app.inject({
+      method: 'POST',
+      url: ADMIN_DELETE_PATH,
+      payload: { ids: [id] },
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    });
+    expect(deleted.statusCode).toBe(200);
+    expect(await isSuppressed(t.app.database.db, t.app.secretBox, 'deleted@example.com')).toBe(false);
+    expect((await signUp(t, 'deleted@example.com')).json()).toEqual({ status: 'joined' });
+    expect(await entry(t, 'deleted@example.com')).toMatchObject({ status: 'joined' });
+    expect(await outbox(t, 'deleted@example.com')).toEqual([]);
   });
 
   it('without SMTP an erased or unsubscribed address cannot come back, and the log says why without the address', async () => {

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';
 import { listAudit } from '../../../src/server/audit/audit-log.js';
+import { ConfigError, loadConfig } from '../../../src/server/config.js';
 import { createLinkToken } from '../../../src/server/consent/links.js';
 import { listOutboxPage } from '../../../src/server/mail/outbox-admin.js';
 import { DEFAULT_REDIS_PREFIX } from '../../../src/server/rate-limit/index.js';
@@ -51,6 +52,17 @@ async function rows(t: TestApp) {
 }
 
 const capAudits = async (t: TestApp) => (await listAudit(t.app.database.db, 100)).filter((a) => a.action === 'mail_capped');
+
+describe('e-mail cap settings', () => {
+  const env = { SMTP_URL: 'smtp://127.0.0.1:2525', MAIL_FROM: 'hello@example.com', PUBLIC_URL: 'https://example.com' };
+  it('default to 3 per address a day, 200 per domain and 20 per client an hour, 1000 an hour in all; 0 is off; nonsense is refused', () => {
+    expect(loadConfig(env).mail!.caps).toEqual({ perAddress: 3, perDomainHourly: 200, perClientHourly: 20, budgetHourly: 1000 });
+    const off = { MAIL_CAP_PER_ADDRESS: '0', MAIL_CAP_PER_DOMAIN_HOURLY: '0', MAIL_CAP_PER_CLIENT_HOURLY: '0', MAIL_CONFIRMATION_BUDGET_HOURLY: '0' };
+    expect(loadConfig({ ...env, ...off }).mail!.caps).toEqual({ perAddress: 0, perDomainHourly: 0, perClientHourly: 0, budgetHourly: 0 });
+    expect(() => loadConfig({ ...env, MAIL_CAP_PER_ADDRESS: 'many' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...env, MAIL_CONFIRMATION_BUDGET_HOURLY: '-1' })).toThrow(/MAIL_CONFIRMATION_BUDGET_HOURLY/);
+  });
+});
 
 describe.each(TEST_DIALECTS)('e-mail caps (%s)', (dialect: TestDialect) => {
   it('sends at most 3 confirmations to one address in 24 hours, then none until the window passes; the outbox view and the audit log say so', async () => {
