@@ -54,7 +54,7 @@ export type SignupStatus = 'joined' | 'pending';
 /**
  * What a signup did: the entry's id, the answer's status, and whether a new entry was stored
  * (`created`), as opposed to a known address signing up again (a pending one sent its link again,
- * an unsubscribed one back on the list): live updates announce only new entries as signups.
+ * an erased or unsubscribed one held, `held`): live updates announce only new entries as signups.
  */
 export interface SignupOutcome {
   id: string;
