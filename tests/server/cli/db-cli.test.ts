@@ -6,6 +6,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rotateSigningKey } from '../../../src/server/auth/keys.js';
 import { run } from '../../../src/server/cli/db.js';
 import { createSecretBox } from '../../../src/server/crypto/secret-box.js';
 import { addSuppression } from '../../../src/server/consent/suppression.js';
@@ -306,6 +307,18 @@ describe.each(TEST_DIALECTS)('npm run db (%s)', (dialect) => {
     const otherKey = await runCliInProcess(run, ['import', file], { env: { ...env, AUTH_SECRET_KEY: randomBytes(32).toString('base64') }, cwd: dir });
     expect(otherKey.code).toBe(1);
     expect(otherKey.stderr).toMatch(/keeps 1 erased address out .*this run has another key.*nothing was imported/);
+    expect(await allRows(target.url)).toEqual(before);
+
+    // Records from before the check value: the server's signing keys, sealed with its secret key, tell all the same.
+    await withDb(target.url, async ({ db }) => {
+      await db.updateTable('waitlist_suppressions').set({ key_check: null }).execute();
+      await rotateSigningKey(db, { secretBox: createSecretBox(key), tokenLifetimeSeconds: 3600 });
+    });
+    const legacy = await runCliInProcess(run, ['import', file], { env: { ...env, AUTH_SECRET_KEY: randomBytes(32).toString('base64') }, cwd: dir });
+    expect(legacy.code).toBe(1);
+    expect(legacy.stderr).toMatch(/this run has another key.*nothing was imported/);
+    const right = await runCliInProcess(run, ['import', file], { env: { ...env, AUTH_SECRET_KEY: key.toString('base64') }, cwd: dir });
+    expect(right.code, right.stderr).toBe(0);
     expect(await allRows(target.url)).toEqual(before);
   });
 

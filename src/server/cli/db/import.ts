@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { WaitlistEntry } from '../../../shared/waitlist/entry.js';
+import { sealContext } from '../../auth/keys.js';
 import { loadSecretBox, SecretKeyError } from '../../auth/secret-rotation.js';
+import type { SecretBox } from '../../crypto/secret-box.js';
 import { loadConfig } from '../../config.js';
 import { CsvHeaderError, parseWaitlistCsv, type ParsedWaitlistCsv } from '../../csv/read-waitlist.js';
 import type { Database } from '../../db/schema.js';
@@ -25,15 +27,19 @@ async function serverSecretBox(io: CliIo, db: Kysely<Database>, suppressed: numb
   const { auth } = loadConfig(io.env);
   // The hashing key in force, which outlives a change of AUTH_SECRET_KEY (auth/secret-rotation.ts).
   if (auth.secretKey || fs.existsSync(auth.secretKeyFile)) {
-    let box: SuppressionBox;
+    let box: SecretBox;
     try {
       box = await loadSecretBox(auth, db);
     } catch (err) {
       if (err instanceof SecretKeyError) throw new CliError(`${anotherKey(suppressed)} (${err.message}); nothing was imported.`);
       throw err;
     }
-    // Each record carries a check value of the key that made it: any other key would match none of them.
-    if ((await recordsUnderAnotherKey(db, box)) > 0) throw new CliError(`${anotherKey(suppressed)}; nothing was imported.`);
+    // Each record carries a check value of the key that made it: any other key would match none of
+    // them. Records from before the check value have none; the signing keys, sealed with the same
+    // secret key, tell for them.
+    if ((await recordsUnderAnotherKey(db, box)) > 0 || (await opensSigningKeys(db, box)) === false) {
+      throw new CliError(`${anotherKey(suppressed)}; nothing was imported.`);
+    }
     return box;
   }
   throw new CliError(
@@ -41,6 +47,20 @@ async function serverSecretBox(io: CliIo, db: Kysely<Database>, suppressed: numb
       `and there is no key here (AUTH_SECRET_KEY is unset and ${auth.secretKeyFile} does not exist). ` +
       'Run the import with the server\'s AUTH_SECRET_KEY or AUTH_SECRET_KEY_FILE; nothing was imported.',
   );
+}
+
+/** Whether the server's sealed signing keys open with `box` (they are sealed with its secret key); null when there is none. */
+async function opensSigningKeys(db: Kysely<Database>, box: SecretBox): Promise<boolean | null> {
+  const sealed = (await db.selectFrom('auth_signing_keys').select(['kid', 'private_jwk']).execute()).filter((row) => box.isSealed(row.private_jwk));
+  if (sealed.length === 0) return null;
+  return sealed.some((row) => {
+    try {
+      box.open(row.private_jwk, sealContext(row.kid));
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 function anotherKey(suppressed: number): string {
