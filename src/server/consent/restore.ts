@@ -6,7 +6,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import type { Database } from '../db/schema.js';
 import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
 import { normalizeIp } from '../geolocation/ip.js';
-import { capped, type RenderedMail, type TemplatedMessage } from '../mail/index.js';
+import { capped, redactedWhenSettled, type RenderedMail, type TemplatedMessage } from '../mail/index.js';
 import { emailContent, siteContent } from '../../shared/site/content.js';
 import { NO_ATTRIBUTION } from '../../shared/waitlist/attribution.js';
 import { CONFIRM_PAGE_PATH, type ConfirmOutcome } from '../../shared/waitlist/consent-contract.js';
@@ -15,6 +15,7 @@ import { fill } from './emails/words.js';
 import { linkUrl } from './links.js';
 import { welcomeMail, type MailQueue } from './mail.js';
 import { queuedSince } from './repository.js';
+import { maskEmail } from './service.js';
 import { isSuppressed, removeSuppression } from './suppression.js';
 import type { HttpError } from '../http/errors.js';
 
@@ -71,7 +72,9 @@ export async function holdReturningAddress(trx: Kysely<Database>, deps: HoldDeps
   }
   const since = new Date(deps.now.getTime() - deps.resendSeconds * 1000).toISOString();
   if (await queuedSince(trx, email, RESTORE_TEMPLATE, since)) return;
-  await deps.mail.enqueue(trx, restoreMail(email, client));
+  // To an erased address: once sent (or held back), the outbox row keeps only its masked form.
+  const message = restoreMail(email, client);
+  await deps.mail.enqueue(trx, reason === 'erased' ? redactedWhenSettled(message, maskEmail(email)) : message);
   deps.log.info({ reason }, `waitlist signup: an address its owner ${reason} signed up again; "confirm it's you" e-mail queued, nothing else changed`);
 }
 

@@ -6,6 +6,7 @@ import { enqueueMail, enqueueManyMail, startMailRetention, type OutboxMessage, t
 
 // What other features need to queue and render their e-mails (this file is mail's declared interface).
 export type { OutboxMessage, RenderedMail, TemplatedMessage, TemplateRenderer } from './outbox.js';
+export { redactedWhenSettled } from './outbox.js';
 import { createMailTransport } from './transport.js';
 import { databaseStore } from '../rate-limit/index.js';
 import { createMailCapper, mailCaps } from './caps.js';

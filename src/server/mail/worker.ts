@@ -10,6 +10,7 @@ import {
   markRetry,
   markSent,
   onEnqueue,
+  redactIfSettled,
   releaseClaimed,
   renewLease,
   type OutboxRow,
@@ -195,6 +196,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
       // a row another worker has taken meanwhile).
       if (now().getTime() - claimedAt > leaseMs / 2 && !(await renewLease(db, row, new Date(now().getTime() + leaseMs)))) continue;
       await send(row);
+      await redactIfSettled(db, row);
     }
     return rows.length;
   }

@@ -102,6 +102,11 @@ describe.each(TEST_DIALECTS)('erasure and unsubscribe hold (%s)', (dialect: Test
       expect(part).toContain(emailContent.restore.notice);
     }
     expect(text).toContain(`You receive this e-mail because this address was entered in the ${siteContent.productName} waitlist form.`);
+    // Sent, its outbox row keeps the erased address only masked.
+    await vi.waitFor(async () => {
+      const settled = await t.app.database.db.selectFrom('mail_outbox').select(['to_address', 'status']).where('kind', '=', 'restore').execute();
+      expect(settled).toEqual([{ to_address: 'g•••@example.com', status: 'sent' }]);
+    });
 
     // The link restores it: a new, confirmed entry with a new consent record; audited without the address.
     const token = restoreTokenIn(mail);
