@@ -23,6 +23,8 @@ import { createTestApp, type TestApp } from '../../support/test-app.js';
 
 const cleanups = cleanupsAfterEach();
 const IP = '198.51.100.7';
+/** The first send of an app loads the e-mail templates: slow on a busy machine. */
+const SEND_TIMEOUT = { timeout: 20_000 };
 
 function signUp(t: TestApp, email: string, form = false) {
   return t.app.inject({
@@ -90,7 +92,7 @@ describe.each(TEST_DIALECTS)('erasure and unsubscribe hold (%s)', (dialect: Test
     // One "confirm it's you" e-mail for the two signups (the resend interval), and nothing else.
     expect((await outbox(t, 'gone@example.com')).map((r) => r.kind)).toEqual(['restore']);
     await drainOutbox(t);
-    await vi.waitFor(() => expect(smtp.messages).toHaveLength(1));
+    await vi.waitFor(() => expect(smtp.messages).toHaveLength(1), SEND_TIMEOUT);
     const mail = smtp.messages[0]!;
     expect(mail.to).toEqual(['gone@example.com']);
     expect(mail.header('subject')).toBe(`Confirm it's you: back on the ${siteContent.productName} waitlist?`);
@@ -106,7 +108,7 @@ describe.each(TEST_DIALECTS)('erasure and unsubscribe hold (%s)', (dialect: Test
     await vi.waitFor(async () => {
       const settled = await t.app.database.db.selectFrom('mail_outbox').select(['to_address', 'status']).where('kind', '=', 'restore').execute();
       expect(settled).toEqual([{ to_address: 'g•••@example.com', status: 'sent' }]);
-    });
+    }, SEND_TIMEOUT);
 
     // The link restores it: a new, confirmed entry with a new consent record; audited without the address.
     const token = restoreTokenIn(mail);
@@ -143,7 +145,7 @@ describe.each(TEST_DIALECTS)('erasure and unsubscribe hold (%s)', (dialect: Test
       const found = smtp.messages.find((m) => m.to[0] === 'left@example.com' && m.header('subject')!.startsWith("Confirm it's you"));
       if (!found) throw new Error('not yet');
       return found;
-    });
+    }, SEND_TIMEOUT);
     const page = await t.app.inject({
       method: 'POST',
       url: `/confirm?token=${encodeURIComponent(restoreTokenIn(mail))}`,
