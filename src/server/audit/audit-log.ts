@@ -20,6 +20,8 @@ export type AuditAction =
   | 'invite'
   // A person erased their waitlist entry from an e-mail's link (detail: a keyed hash, never the address).
   | 'waitlist.erased_by_subject'
+  // An erased or unsubscribed address came back through the link e-mailed to it (consent/restore.ts; a keyed hash).
+  | 'waitlist.restored_by_subject'
   // TOTP factors (auth/mfa.ts): enrolment, a verified or refused code, removal, the CLI's reset-mfa.
   | 'mfa_enroll'
   | 'mfa_verify'
@@ -34,6 +36,8 @@ export type AuditAction =
   | 'mfa_reset'
   // The admin queued failed outbox messages again (src/server/mail/admin-routes.ts).
   | 'mail_retry'
+  // A cap held back a confirmation e-mail (mail/caps.ts): the cap and the message, never the address; once per cap and window.
+  | 'mail_capped'
   // `npm run admin -- rotate-secret`: every sealed value re-sealed with a new AUTH_SECRET_KEY.
   | 'secret_rotated'
   // The examiner's bundle of kept texts downloaded from the admin (src/server/records; detail: the period).

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { MailService, TemplatedMessage } from '../mail/index.js';
+import { capped, type MailService, type TemplatedMessage } from '../mail/index.js';
 import { waitlistEmailMessage } from './emails/messages.js';
 
 /**
@@ -12,7 +12,12 @@ import { waitlistEmailMessage } from './emails/messages.js';
 /** What queueing needs of `app.mail`. */
 export type MailQueue = Pick<MailService, 'enabled' | 'enqueue'>;
 
-export const confirmationMail = (entry: { id: string; email: string }): TemplatedMessage => waitlistEmailMessage('confirmation', entry);
+/**
+ * The confirmation, capped (mail/caps.ts: per address, domain and client address, and the hourly
+ * budget); `client` is the keyed hash of the client address that caused it (mailClientKey), when known.
+ */
+export const confirmationMail = (entry: { id: string; email: string }, client: string | null = null): TemplatedMessage =>
+  capped(waitlistEmailMessage('confirmation', entry), client);
 export const welcomeMail = (entry: { id: string; email: string }): TemplatedMessage => waitlistEmailMessage('welcome', entry);
 /** The erasure link the preferences page asks for (its `kind` is `erasure`, which an unsubscribe leaves queued). */
 export const erasureMail = (entry: { id: string; email: string }): TemplatedMessage => waitlistEmailMessage('erasure', entry);

@@ -17,6 +17,7 @@ import {
   ERASE_PAGE_PATH,
   isLinkErrorCode,
   LINK_ERRORS,
+  LINK_TOKEN_MAX_LENGTH,
   LINK_TOKEN_PARAM,
   ONE_CLICK_FIELD,
   ONE_CLICK_VALUE,
@@ -38,6 +39,7 @@ import { SIGNUP_FORM_FAILURES } from '../../shared/waitlist/signup-contract.js';
 import { confirmEntry, entryIdOfToken, eraseEntry, linkError, linkOfToken, preferencesOf, sendErasureLink, unsubscribeEntry, type ConsentDeps } from './service.js';
 import { registerWaitlistEmails } from './emails/index.js';
 import { verifyLinkToken } from './links.js';
+import { isRestoreToken, restoreAddress } from './restore.js';
 
 /**
  * The routes behind the links in e-mails (contract: src/shared/waitlist/consent-contract.ts):
@@ -174,7 +176,17 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
   const entryIdOf = (request: { validationError?: Error; body: { token: string } }, purpose: LinkPurpose): string => linkOf(request, [purpose]).entryId;
   const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
 
+  /** A confirm link with a restore token ("confirm it's you", restore.ts): the address comes back. */
+  const restore = async (request: FastifyRequest, token: string) => {
+    const restored = await restoreAddress({ db: app.database.db, box: app.secretBox, mail: app.mail, welcome: app.config.consent.welcome, consentRecord: app.records.consentRecord, refuse: linkError }, token, request.ip);
+    if (restored.created && restored.entryId) app.liveWaitlist.signedUp(restored.entryId);
+    else if (restored.outcome === 'confirmed') app.liveWaitlist.changed('confirmed');
+    request.log.info({ outcome: restored.outcome }, 'waitlist: restore link used');
+    return restored.outcome;
+  };
+
   api.post(CONFIRM_API_PATH, apiOptions(confirmResultSchema), async (request, reply) => {
+    if (!request.validationError && isRestoreToken(request.body.token)) return noStore(reply).send({ outcome: await restore(request, request.body.token) });
     const entryId = entryIdOf(request, 'confirm');
     const outcome = await confirmEntry(deps(), entryId, request.ip);
     if (outcome === 'confirmed') app.liveWaitlist.changed('confirmed');
@@ -207,10 +219,15 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
   // Same-URL posts (no JavaScript, and RFC 8058 one-click)
 
   app.post(CONFIRM_PAGE_PATH, { bodyLimit: LINK_BODY_LIMIT, config: { rateLimit: rateLimitConfig } }, async (request, reply) => {
-    const entryId = entryIdOfToken(deps(), tokenOf(request), 'confirm');
-    const outcome = await confirmEntry(deps(), entryId, request.ip);
-    if (outcome === 'confirmed') app.liveWaitlist.changed('confirmed');
-    request.log.info({ entryId, outcome }, 'waitlist: confirmation link used');
+    const token = tokenOf(request);
+    let outcome;
+    if (isRestoreToken(token) && token.length <= LINK_TOKEN_MAX_LENGTH) outcome = await restore(request, token);
+    else {
+      const entryId = entryIdOfToken(deps(), token, 'confirm');
+      outcome = await confirmEntry(deps(), entryId, request.ip);
+      if (outcome === 'confirmed') app.liveWaitlist.changed('confirmed');
+      request.log.info({ entryId, outcome }, 'waitlist: confirmation link used');
+    }
     return sendPage(reply, 200, outcome === 'confirmed' ? siteContent.confirmPage.confirmed : siteContent.confirmPage.alreadyConfirmed);
   });
 

@@ -16,7 +16,7 @@ import { erasureMail, welcomeMail, type MailQueue } from './mail.js';
 import { verifyLinkToken } from './links.js';
 import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
 import { cancelQueuedMail, deleteMailTo, deleteWaitlistEntry, queuedSince } from './repository.js';
-import { addSuppression, suppressionHash, type SuppressionBox } from './suppression.js';
+import { addSuppression, type SuppressionBox } from './suppression.js';
 
 /**
  * What the links in e-mails do (src/shared/waitlist/consent-contract.ts): confirm (double opt-in),
@@ -160,7 +160,7 @@ export async function eraseEntry(deps: ConsentDeps, entryId: string): Promise<'e
     if (!entry) throw linkError('entry_gone');
     await deleteWaitlistEntry(trx, entry.id);
     await deleteMailTo(trx, entry.email);
-    await addSuppression(trx, suppressionHash(deps.box, entry.email), 'erased', nowOf(deps));
+    await addSuppression(trx, deps.box, entry.email, 'erased', nowOf(deps));
     await recordAudit(trx, {
       action: 'waitlist.erased_by_subject',
       actorEmail: null,

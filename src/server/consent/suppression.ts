@@ -6,7 +6,9 @@ import type { Database } from '../db/schema.js';
  * The suppression list: the addresses of people who erased their entry, as keyed hashes only
  * (HMAC-SHA256 under a key derived from the server's secret key, never stored in the database), so
  * a dump cannot tell which addresses they were, yet a CSV import or an invite can check an address
- * against them. Signing up again removes the address's hash: the person asked.
+ * against them. Signing up again does not remove it: the address comes back only through the link
+ * e-mailed to it at that moment (restore.ts), and each record carries a check value of the key
+ * that made it, so a run with another key is told apart from an address that was never erased.
  */
 
 /** The keyed hash of app.secretBox. */
@@ -25,7 +27,32 @@ export function suppressionHash(box: SuppressionBox, email: string): string {
   return box.hmac(email.trim().toLowerCase(), SUPPRESSION_HASH_CONTEXT);
 }
 
-/** True when the address was erased and must not be brought back by an import or an invite. */
+/** The HMAC context of the key check value: a hash of nothing, as long as the key it checks stays secret. */
+const KEY_CHECK_CONTEXT = 'waitlist suppression key check v1';
+
+/**
+ * A short check value of the keyed-hash key (its first 64 bits of an HMAC of nothing): the same for
+ * every record made with one key, different under another, and useless for recomputing a hash.
+ */
+export function suppressionKeyCheck(box: SuppressionBox): string {
+  return box.hmac('', KEY_CHECK_CONTEXT).slice(0, 16);
+}
+
+/**
+ * How many suppression records were made with another key than `box`'s: their check value differs
+ * (records from before the check value existed carry none and are not counted).
+ */
+export async function recordsUnderAnotherKey(db: Db, box: SuppressionBox): Promise<number> {
+  const row = await db
+    .selectFrom('waitlist_suppressions')
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+    .where('key_check', 'is not', null)
+    .where('key_check', '<>', suppressionKeyCheck(box))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** True when the address was erased and must not be brought back by an import, an invite or a signup. */
 export async function isSuppressed(db: Db, box: SuppressionBox, email: string): Promise<boolean> {
   const row = await db
     .selectFrom('waitlist_suppressions')
@@ -58,11 +85,17 @@ export async function countSuppressions(db: Db): Promise<number> {
   return Number(row.n);
 }
 
-/** Adds a hash (idempotent: a hash already listed keeps its first reason and time). */
-export async function addSuppression(db: Db, hash: string, reason: SuppressionReason, now: Date): Promise<void> {
+/** Adds an address's hash (idempotent: a hash already listed keeps its first reason and time). */
+export async function addSuppression(db: Db, box: SuppressionBox, email: string, reason: SuppressionReason, now: Date): Promise<void> {
   await db
     .insertInto('waitlist_suppressions')
-    .values({ email_hash: hash, reason, created_at: now.toISOString() })
+    .values({ email_hash: suppressionHash(box, email), reason, created_at: now.toISOString(), key_check: suppressionKeyCheck(box) })
     .onConflict((oc) => oc.column('email_hash').doNothing())
     .execute();
+}
+
+/** Removes an address's hash (the person came back through the link e-mailed to them, restore.ts). */
+export async function removeSuppression(db: Db, box: SuppressionBox, email: string): Promise<boolean> {
+  const result = await db.deleteFrom('waitlist_suppressions').where('email_hash', '=', suppressionHash(box, email)).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
 }

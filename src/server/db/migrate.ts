@@ -15,6 +15,7 @@ import * as exportDownloads from './migrations/2026-11-27T2000-export-downloads.
 import * as outboxLeaseToken from './migrations/2026-11-28T0900-outbox-lease-token.js';
 import * as mfaFailures from './migrations/2026-11-28T0910-mfa-failures.js';
 import * as secretBoxKeys from './migrations/2026-11-28T0920-secret-box-keys.js';
+import * as suppressionKeyCheck from './migrations/2026-11-29T0200-suppression-key-check.js';
 import * as signupScreening from './migrations/2026-11-29T0300-signup-screening.js';
 import * as records from './migrations/2026-11-29T0500-records.js';
 import * as apiKeys from './migrations/2026-11-29T0800-api-keys.js';
@@ -36,6 +37,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T0900-outbox-lease-token': outboxLeaseToken,
   '2026-11-28T0910-mfa-failures': mfaFailures,
   '2026-11-28T0920-secret-box-keys': secretBoxKeys,
+  '2026-11-29T0200-suppression-key-check': suppressionKeyCheck,
   '2026-11-29T0300-signup-screening': signupScreening,
   '2026-11-29T0500-records': records,
   '2026-11-29T0800-api-keys': apiKeys,

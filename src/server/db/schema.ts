@@ -45,6 +45,8 @@ export interface WaitlistSuppressionsTable {
   /** Why: `erased` (by the person, from the e-mail's preferences page). */
   reason: string;
   created_at: Timestamp;
+  /** The check value of the keyed-hash key that made `email_hash` (suppressionKeyCheck); null before 2026-11-29. */
+  key_check: string | null;
 }
 
 /** Admin accounts (every user is an admin). Email is stored lower-cased and unique. */

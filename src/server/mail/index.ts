@@ -6,7 +6,11 @@ import { enqueueMail, enqueueManyMail, startMailRetention, type OutboxMessage, t
 
 // What other features need to queue and render their e-mails (this file is mail's declared interface).
 export type { OutboxMessage, RenderedMail, SendRecorder, SendingMessage, TemplatedMessage, TemplateRenderer } from './outbox.js';
+export { redactedWhenSettled } from './outbox.js';
 import { createMailTransport } from './transport.js';
+import { databaseStore } from '../rate-limit/index.js';
+import { createMailCapper, mailCaps } from './caps.js';
+export { capped, mailClientKey } from './caps.js';
 import { createMailWorker, type MailWorker, type MailWorkerOptions } from './worker.js';
 
 /** What the rest of the server sees of e-mail: `app.mail`. */
@@ -68,6 +72,9 @@ export function registerMail(app: FastifyInstance, mail: MailConfig | null, over
   const host = messageIdHost(mail);
   const templates = new Map<string, TemplateRenderer>();
   const recorders: SendRecorder[] = [];
+  // Tests move the worker's clock; the caps' counters (in the database) then follow the same clock.
+  const { now } = overrides;
+  const capStore = now && app.rateLimits.mailCaps.kind === 'database' ? databaseStore(app.database.db, { now: () => now().getTime() }) : app.rateLimits.mailCaps;
   const worker = createMailWorker({
     db: app.database.db,
     transport: createMailTransport(mail, { pool: true }),
@@ -78,6 +85,7 @@ export function registerMail(app: FastifyInstance, mail: MailConfig | null, over
     // A domain whose signup-time DNS check had no answer in time is checked again before its first e-mail.
     recipientCheck: (to) => app.emailDomains.undeliverable(to),
     recorders,
+    caps: createMailCapper(capStore, mailCaps(mail.caps), now ?? (() => new Date())),
     ...overrides,
   });
   const enqueueOptions = () => ({ messageIdHost: host, ...(overrides.now ? { now: overrides.now() } : {}) });

@@ -308,6 +308,33 @@ export function markFailed(db: Executor, row: Claim, error: string): Promise<boo
   return settle(db, row, { status: 'failed', last_error: error });
 }
 
+/**
+ * Not sent now, and not failed: queued again for `until` with `reason` shown in the outbox view,
+ * the attempt not counted (the e-mail caps' hourly budget, mail/caps.ts). False when this claim had lost the lease.
+ */
+export function markDeferred(db: Executor, row: Claim, until: Date, reason: string): Promise<boolean> {
+  return settle(db, row, { status: 'queued', next_attempt_at: until.toISOString(), last_error: reason, attempts: sql<number>`attempts - 1` });
+}
+
+/**
+ * Where a templated message asks for its recipient to be forgotten once it is settled: the form
+ * the outbox row shows instead (the "confirm it's you" e-mail to an erased address, whose address
+ * the waitlist holds nowhere else; consent/restore.ts).
+ */
+const REDACT_FIELD = '$redactTo';
+
+/** `message`, its recipient replaced by `shown` in its outbox row once it is sent or failed. */
+export function redactedWhenSettled(message: TemplatedMessage, shown: string): TemplatedMessage {
+  return { ...message, data: { ...message.data, [REDACT_FIELD]: shown } };
+}
+
+/** After a send: a settled (sent or failed) row that asked for it keeps only the recipient's shown form. */
+export async function redactIfSettled(db: Executor, row: Pick<OutboxRow, 'id' | 'templateData'>): Promise<void> {
+  const shown = row.templateData?.[REDACT_FIELD];
+  if (typeof shown !== 'string') return;
+  await db.updateTable('mail_outbox').set({ to_address: shown }).where('id', '=', row.id).where('status', 'in', ['sent', 'failed']).execute();
+}
+
 /** Claimed rows this worker will not send after all (it is stopping): queued again, the attempt not counted. */
 export async function releaseClaimed(db: Executor, rows: readonly Claim[]): Promise<void> {
   for (const row of rows) await settle(db, row, { status: 'queued', attempts: sql<number>`attempts - 1` });

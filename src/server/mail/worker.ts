@@ -1,12 +1,16 @@
 import type { Kysely } from 'kysely';
+import { recordAudit } from '../audit/audit-log.js';
 import type { Database } from '../db/schema.js';
+import type { MailCapper } from './caps.js';
 import {
   claimDueMail,
   failExhaustedLeases,
+  markDeferred,
   markFailed,
   markRetry,
   markSent,
   onEnqueue,
+  redactIfSettled,
   releaseClaimed,
   renewLease,
   type OutboxRow,
@@ -54,6 +58,8 @@ export interface MailWorkerOptions {
   recipientCheck?: (to: string) => Promise<string | null>;
   /** Who records each send (app.mail.recordSends), asked at send time. */
   recorders?: readonly SendRecorder[];
+  /** The caps on capped messages (mail/caps.ts), checked just before each is sent; none when absent. */
+  caps?: MailCapper;
 }
 
 export interface MailWorker {
@@ -154,6 +160,30 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
     }
   }
 
+  /**
+   * The caps' decision on a capped message (mail/caps.ts): true to send it; else it was held back
+   * for good (failed with the cap as its reason, the first one of a cap's window audited, without
+   * the address) or deferred (queued again for when the hourly budget frees).
+   */
+  async function withinCaps(row: OutboxRow, caps: MailCapper): Promise<boolean> {
+    const decision = await caps(row);
+    if ('send' in decision) return true;
+    if ('deferred' in decision) {
+      if (await markDeferred(db, row, decision.deferred, decision.reason)) log.info({ id: row.id, kind: row.kind, until: decision.deferred }, 'mail: deferred by the hourly budget');
+      else leaseLost(row, 'deferred');
+      return false;
+    }
+    if (!(await markFailed(db, row, decision.reason))) {
+      leaseLost(row, 'held back');
+      return false;
+    }
+    log.warn({ id: row.id, kind: row.kind, cap: decision.held }, 'mail: held back by a cap');
+    if (decision.first) {
+      await recordAudit(db, { action: 'mail_capped', actorEmail: null, actorId: null, ip: null, detail: { cap: decision.held, kind: row.kind, message_id: row.id } });
+    }
+    return false;
+  }
+
   async function send(row: OutboxRow): Promise<void> {
     const dead = row.attempts === 1 && options.recipientCheck ? await options.recipientCheck(row.to) : null;
     if (dead) {
@@ -170,6 +200,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
       }
       // The stored headers (none for a template) first; the render's own may add to them.
       mail = { ...rendered, headers: { ...row.headers, ...rendered.headers } };
+      if (options.caps && !(await withinCaps(row, options.caps))) return;
     }
     const records = await prepareRecords(row);
     if (!records) return;
@@ -215,6 +246,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
       // a row another worker has taken meanwhile).
       if (now().getTime() - claimedAt > leaseMs / 2 && !(await renewLease(db, row, new Date(now().getTime() + leaseMs)))) continue;
       await send(row);
+      await redactIfSettled(db, row);
     }
     return rows.length;
   }

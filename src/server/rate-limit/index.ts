@@ -67,6 +67,8 @@ export interface RateLimitStores {
   signups: RateLimitStore;
   /** Password sign-in attempts per client address and per account (auth/service.ts). */
   signIn: RateLimitStore;
+  /** The e-mail caps (mail/caps.ts): Redis (the database while it fails), else the database, even on SQLite (a restart keeps them). */
+  mailCaps: RateLimitStore;
   close(): Promise<void>;
 }
 
@@ -98,14 +100,15 @@ export async function createRateLimitStores(config: AppConfig, database: Databas
     return {
       signups: withFallback(redis, memory, log, 'signups'),
       signIn: withFallback(redis, inDatabase, log, 'sign-in attempts'),
+      mailCaps: withFallback(redis, inDatabase, log, 'e-mail caps'),
       close: async () => {
         await Promise.all([redis.close(), memory.close()]);
       },
     };
   }
   if (database.dialect === 'postgres') {
-    return { signups: inDatabase, signIn: inDatabase, close: async () => {} };
+    return { signups: inDatabase, signIn: inDatabase, mailCaps: inDatabase, close: async () => {} };
   }
   const memory = memoryStore();
-  return { signups: memory, signIn: inDatabase, close: () => memory.close() };
+  return { signups: memory, signIn: inDatabase, mailCaps: inDatabase, close: () => memory.close() };
 }

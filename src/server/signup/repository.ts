@@ -14,27 +14,20 @@ export async function insertWaitlistEntry(db: Db, entry: WaitlistEntry): Promise
 }
 
 /**
- * The signup's write: adds a new address and removes its suppression hash (a person who erased
- * their entry may join again themselves), atomically. Resolves to false, changing nothing, when the
- * address is already on the list (case-insensitively): the caller then looks at that entry.
+ * The signup's write: adds a new address unless it is on the list already (case-insensitively) or
+ * on the suppression list (its owner erased it: it comes back only through the link e-mailed to it,
+ * consent/restore.ts). Resolves to false, changing nothing, in either case: the caller then looks
+ * at which it was.
  *
- * One statement on PostgreSQL (a data-modifying CTE: one round trip, no transaction needed); on
- * SQLite, whose statements are in-process calls, two statements in the caller's transaction or in
- * one of their own, so the write is still a single commit.
+ * One statement on PostgreSQL (INSERT … SELECT … WHERE NOT EXISTS: one round trip, no transaction
+ * needed); on SQLite, whose statements are in-process calls, two statements in the caller's
+ * transaction or in one of their own.
  */
 export async function insertSignup(db: Db, entry: WaitlistEntry, suppressionHash: string): Promise<boolean> {
-  if (isPostgres(db)) {
-    const inserted = await db
-      .with('unsuppressed', (qb) => qb.deleteFrom('waitlist_suppressions').where('email_hash', '=', suppressionHash))
-      .insertInto('waitlist')
-      .values(entry)
-      .onConflict((oc) => oc.doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    return inserted !== undefined;
-  }
+  if (isPostgres(db)) return (await insertBatchPostgres(db, [{ entry, suppressionHash: () => suppressionHash }]))[0] === true;
   const write = async (trx: Db) => {
-    await trx.deleteFrom('waitlist_suppressions').where('email_hash', '=', suppressionHash).execute();
+    const suppressed = await trx.selectFrom('waitlist_suppressions').select('email_hash').where('email_hash', '=', suppressionHash).executeTakeFirst();
+    if (suppressed) return false;
     const result = await trx.insertInto('waitlist').values(entry).onConflict((oc) => oc.doNothing()).executeTakeFirst();
     return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
   };
@@ -44,7 +37,7 @@ export async function insertSignup(db: Db, entry: WaitlistEntry, suppressionHash
 /** One new signup of a batch: the entry, and the suppression hash its address removes. */
 export interface SignupWrite {
   entry: WaitlistEntry;
-  /** The address's suppression hash; called only when it is needed (an HMAC per signup is not free). */
+  /** The address's suppression hash (a suppressed address is not inserted); called only when needed (an HMAC per signup is not free). */
   suppressionHash(): string;
 }
 
@@ -61,29 +54,29 @@ export type SignupBatchCommit = (
 
 /**
  * The group commit's transaction (batcher.ts): insertSignup for many addresses at once.
- * Each address's suppression hash is removed; each entry is inserted unless its address is already
- * on the list (case-insensitively) or earlier in the same batch. A `false` changes nothing for that
- * entry: the caller then looks at the stored one, after the commit.
+ * Each entry is inserted unless its address is already on the list (case-insensitively), earlier in
+ * the same batch, or suppressed. A `false` changes nothing for that entry: the caller then looks at
+ * the stored one (or the suppression), after the commit.
  *
  * SQLite: BEGIN IMMEDIATE (the write lock from the start) on Kysely's one connection, held through
  * db.connection() so no other query can run inside it; then prepared statements on the raw
- * connection (prepared once, not compiled and prepared per request): the suppression deletes only
- * when the suppression list is not empty, then one INSERT per entry. The commit's fsync (what
+ * connection (prepared once, not compiled and prepared per request): a suppression lookup per
+ * entry only when the suppression list is not empty, then one INSERT per entry. The commit's fsync (what
  * synchronous=FULL does in WAL mode) is done on the thread pool instead of the event loop: COMMIT
  * runs with synchronous=NORMAL (no sync), then the WAL file is fdatasync'ed and only then does the
  * promise resolve, so nothing is acknowledged before it is on disk, while the server goes on
  * reading and answering requests during the sync. (Until then another reader could see the rows;
  * any later FULL commit on the connection syncs them anyway.)
  *
- * PostgreSQL: one statement for the whole batch (the deletes as a data-modifying CTE, the rows as
- * one JSON array) in address order, so that two instances inserting overlapping batches lock the
+ * PostgreSQL: one statement for the whole batch (the rows as one JSON array, the suppressed ones
+ * left out by a join on their hashes) in address order, so that two instances inserting overlapping batches lock the
  * same keys in the same order and cannot deadlock. Without `beforeCommit` it runs on its own (its
  * own transaction: one round trip), else inside BEGIN … COMMIT with what `beforeCommit` adds.
  */
 export function signupBatchCommitter(db: Db): SignupBatchCommit {
   const sqlite = rawSqliteOf(db);
   if (sqlite) {
-    type Statements = Record<'normal' | 'full' | 'begin' | 'commit' | 'rollback' | 'anySuppression' | 'unsuppress' | 'insert', SQLite.Statement>;
+    type Statements = Record<'normal' | 'full' | 'begin' | 'commit' | 'rollback' | 'anySuppression' | 'suppressed' | 'insert', SQLite.Statement>;
     let statements: Statements | undefined;
     const syncWal = sqliteWalSync(sqlite);
     return async (writes, beforeCommit) => {
@@ -95,7 +88,7 @@ export function signupBatchCommitter(db: Db): SignupBatchCommit {
           commit: sqlite.prepare('COMMIT'),
           rollback: sqlite.prepare('ROLLBACK'),
           anySuppression: sqlite.prepare('SELECT 1 FROM waitlist_suppressions LIMIT 1'),
-          unsuppress: sqlite.prepare('DELETE FROM waitlist_suppressions WHERE email_hash = ?'),
+          suppressed: sqlite.prepare('SELECT 1 FROM waitlist_suppressions WHERE email_hash = ?'),
           insert: sqlite.prepare(
             `INSERT INTO waitlist (${WAITLIST_COLUMNS.join(', ')}) VALUES (${WAITLIST_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`,
           ),
@@ -105,9 +98,9 @@ export function signupBatchCommitter(db: Db): SignupBatchCommit {
         try {
           s.begin.run();
           try {
-            const unsuppress = s.anySuppression.get() !== undefined;
+            const anySuppressed = s.anySuppression.get() !== undefined;
             const flags = writes.map((write) => {
-              if (unsuppress) s.unsuppress.run(write.suppressionHash());
+              if (anySuppressed && s.suppressed.get(write.suppressionHash()) !== undefined) return false;
               return s.insert.run(WAITLIST_COLUMNS.map((column) => write.entry[column])).changes === 1;
             });
             await beforeCommit?.(connection, flags);
@@ -125,30 +118,36 @@ export function signupBatchCommitter(db: Db): SignupBatchCommit {
       return inserted;
     };
   }
-  const insertBatch = async (executor: Db, writes: readonly SignupWrite[]) => {
-    const ordered = [...writes].sort((a, b) => compareText(a.entry.email.toLowerCase(), b.entry.email.toLowerCase()));
-    // The rows travel as one JSON array (JSON.stringify is native; array literals escaped element by
-    // element cost more), read back by column name, in order.
-    const { rows } = await sql<{ id: string }>`
-      WITH unsuppressed AS (
-        DELETE FROM waitlist_suppressions WHERE email_hash = ANY(${ordered.map((w) => w.suppressionHash())}::text[])
-      )
-      INSERT INTO waitlist (${sql.join(WAITLIST_COLUMNS.map((c) => sql.ref(c)))})
-      SELECT ${sql.join(WAITLIST_COLUMNS.map((c) => sql.ref(c)))}
-      FROM json_populate_recordset(NULL::waitlist, ${JSON.stringify(ordered.map((w) => w.entry))}::json)
-      ON CONFLICT DO NOTHING
-      RETURNING id`.execute(executor);
-    const ids = new Set(rows.map((r) => r.id));
-    return writes.map((w) => ids.has(w.entry.id));
-  };
   return async (writes, beforeCommit) => {
-    if (!beforeCommit) return insertBatch(db, writes);
+    if (!beforeCommit) return insertBatchPostgres(db, writes);
     return db.transaction().execute(async (trx) => {
-      const inserted = await insertBatch(trx, writes);
+      const inserted = await insertBatchPostgres(trx, writes);
       await beforeCommit(trx, inserted);
       return inserted;
     });
   };
+}
+
+/**
+ * PostgreSQL: inserts the batch's new, unsuppressed addresses in one statement, in address order;
+ * resolves to which were inserted, by index. The rows travel as one JSON array (JSON.stringify is
+ * native; array literals escaped element by element cost more), read back by column name; the
+ * suppressed ones are found by joining their hashes (by entry id) to the suppression list.
+ */
+async function insertBatchPostgres(executor: Db, writes: readonly SignupWrite[]): Promise<boolean[]> {
+  const ordered = [...writes].sort((a, b) => compareText(a.entry.email.toLowerCase(), b.entry.email.toLowerCase()));
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO waitlist (${sql.join(WAITLIST_COLUMNS.map((c) => sql.ref(c)))})
+    SELECT ${sql.join(WAITLIST_COLUMNS.map((c) => sql.ref(c)))}
+    FROM json_populate_recordset(NULL::waitlist, ${JSON.stringify(ordered.map((w) => w.entry))}::json) AS r
+    WHERE r.id <> ALL (
+      SELECT h.id FROM unnest(${ordered.map((w) => w.entry.id)}::uuid[], ${ordered.map((w) => w.suppressionHash())}::text[]) AS h(id, email_hash)
+      JOIN waitlist_suppressions s ON s.email_hash = h.email_hash
+    )
+    ON CONFLICT DO NOTHING
+    RETURNING id`.execute(executor);
+  const ids = new Set(rows.map((r) => r.id));
+  return writes.map((w) => ids.has(w.entry.id));
 }
 
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

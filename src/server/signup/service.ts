@@ -6,11 +6,21 @@ import type { Geolocator, GeoLocation, GeoLogger } from '../geolocation/geolocat
 import { normalizeIp } from '../geolocation/ip.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
-import type { TemplatedMessage } from '../mail/index.js';
+import { mailClientKey, type TemplatedMessage } from '../mail/index.js';
 import { HONEYPOT_FIELD, SIGNUP_ERRORS, type SignupErrorCode } from '../../shared/waitlist/signup-contract.js';
 import { entryLocation, NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { NO_ATTRIBUTION, type Attribution } from '../../shared/waitlist/attribution.js';
-import { confirmationMail, queueRequired, suppressionHash, welcomeMail, type MailQueue, type SuppressionBox } from '../consent/index.js';
+import {
+  confirmationMail,
+  holdReturningAddress,
+  isSuppressed,
+  queueRequired,
+  suppressionHash,
+  welcomeMail,
+  type HoldReason,
+  type MailQueue,
+  type SuppressionBox,
+} from '../consent/index.js';
 import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
 import { insertSignup } from './repository.js';
 import type { SignupBatcher } from './batcher.js';
@@ -28,7 +38,7 @@ export interface SignupDeps {
   log: GeoLogger & { info(obj: object, msg: string): void };
   /** app.mail: the confirmation (double opt-in) and welcome e-mails are queued with the entry. */
   mail: MailQueue;
-  /** app.secretBox: the address's suppression hash is removed when it joins again. */
+  /** app.secretBox: the address's suppression hash (an erased address is held, see holdAddress). */
   box: SuppressionBox;
   /** app.config.consent: double opt-in, resend interval, welcome e-mail. */
   consent: Pick<ConsentConfig, 'confirmation' | 'confirmationResendSeconds' | 'welcome'>;
@@ -46,12 +56,14 @@ export type SignupStatus = 'joined' | 'pending';
 /**
  * What a signup did: the entry's id, the answer's status, and whether a new entry was stored
  * (`created`), as opposed to a known address signing up again (a pending one sent its link again,
- * an unsubscribed one back on the list): live updates announce only new entries as signups.
+ * an erased or unsubscribed one held, `held`): live updates announce only new entries as signups.
  */
 export interface SignupOutcome {
   id: string;
   status: SignupStatus;
   created: boolean;
+  /** An erased or unsubscribed address held (consent/restore.ts): nothing changed, nothing to announce. */
+  held?: true;
 }
 
 function isFilled(value: unknown): boolean {
@@ -94,8 +106,9 @@ export function signupUnavailable(): HttpError {
  * - New address: `joined` (confirmation off) or `pending` with the confirmation e-mail queued
  *   (SIGNUP_CONFIRMATION=required); the welcome e-mail too when MAIL_WELCOME=on and it joined.
  * - Known address (see rejoin): pending gets the confirmation again (at most once per resend
- *   interval) and answers like a new signup; unsubscribed signs back up; anything else is the
- *   spec's `already_registered`.
+ *   interval) and answers like a new signup; anything else is the spec's `already_registered`.
+ * - An address its owner erased or unsubscribed is held (holdAddress): it stays so, a "confirm it's
+ *   you" e-mail is queued, and the answer is a new signup's.
  *
  * With `deps.batcher` (the server), a new address is written by the group commit together with the
  * signups that arrived with it; a known one (or one repeated in the batch) is then handled here on
@@ -176,16 +189,19 @@ async function signUpAlone(deps: SignupDeps, entry: WaitlistEntry, hash: () => s
   });
 }
 
+/** The keyed hash of the signup's client address, which the confirmation's per-client cap counts (mail/caps.ts). */
+const mailClient = (deps: SignupDeps, entry: Pick<WaitlistEntry, 'ip_address'>) => mailClientKey(deps.box, entry.ip_address);
+
 /** The e-mail a fresh `pending` (confirmation) or `joined` (welcome, MAIL_WELCOME=on) entry gets, if any. */
-function joinMail(deps: SignupDeps, entry: Pick<WaitlistEntry, 'id' | 'email' | 'status'>): TemplatedMessage | null {
-  if (entry.status === 'pending') return confirmationMail(entry);
+function joinMail(deps: SignupDeps, entry: Pick<WaitlistEntry, 'id' | 'email' | 'status' | 'ip_address'>): TemplatedMessage | null {
+  if (entry.status === 'pending') return confirmationMail(entry, mailClient(deps, entry));
   if (deps.consent.welcome && deps.mail.enabled) return welcomeMail(entry);
   return null;
 }
 
 /** The e-mail a fresh `joined`/`pending` entry gets: the confirmation, or the welcome (MAIL_WELCOME=on). */
-async function queueJoinMail(trx: Kysely<Database>, deps: SignupDeps, entry: Pick<WaitlistEntry, 'id' | 'email' | 'status'>): Promise<void> {
-  if (entry.status === 'pending') await queueRequired(deps.mail, trx, confirmationMail(entry));
+async function queueJoinMail(trx: Kysely<Database>, deps: SignupDeps, entry: Pick<WaitlistEntry, 'id' | 'email' | 'status' | 'ip_address'>): Promise<void> {
+  if (entry.status === 'pending') await queueRequired(deps.mail, trx, confirmationMail(entry, mailClient(deps, entry)));
   else if (deps.consent.welcome && deps.mail.enabled) await deps.mail.enqueue(trx, welcomeMail(entry));
 }
 
@@ -199,6 +215,8 @@ async function rejoinOrInsert(
 ): Promise<SignupOutcome> {
   const known = await lockWaitlistEntry(trx, { email: entry.email });
   if (!known) {
+    // Erased by its owner: held (issue 28); the answer is a new signup's.
+    if (await isSuppressed(trx, deps.box, entry.email)) return holdAddress(trx, deps, entry, 'erased', now);
     // Erased between the insert and this read: it is a new address after all.
     if (!(await insertSignup(trx, entry, hash()))) throw signupError('already_registered');
     await queueJoinMail(trx, deps, entry);
@@ -219,29 +237,25 @@ async function rejoinOrInsert(
       const sentAt = known.confirmation_sent_at === null ? 0 : Date.parse(known.confirmation_sent_at);
       if (now.getTime() - sentAt >= deps.consent.confirmationResendSeconds * 1000) {
         await updateEntryConsent(trx, known.id, { confirmation_sent_at: at, consent_version: deps.consentVersion, consent_record: deps.consentRecord });
-        await queueRequired(deps.mail, trx, confirmationMail(known));
+        await queueRequired(deps.mail, trx, confirmationMail(known, mailClient(deps, entry)));
         deps.log.info({ entryId: known.id }, 'waitlist signup: confirmation sent again');
       }
       return { id: known.id, status: 'pending', created: false };
     }
-    case 'unsubscribed': {
-      // The person asked to be back: a new consent (confirmed again when double opt-in is on). The
-      // place on the waitlist (time joined, address seen) is kept, as unsubscribing kept it.
-      const status = confirm ? 'pending' : 'joined';
-      await updateEntryConsent(trx, known.id, {
-        status,
-        consent_version: deps.consentVersion,
-        consent_record: deps.consentRecord,
-        unsubscribed_at: null,
-        confirmation_sent_at: confirm ? at : null,
-        confirmed_at: null,
-        confirmed_ip: null,
-      });
-      await queueJoinMail(trx, deps, { ...known, status });
-      deps.log.info({ entryId: known.id, status }, 'waitlist signup: unsubscribed address signed back up');
-      return { id: known.id, status, created: false };
-    }
+    case 'unsubscribed':
+      // Unsubscribed by its owner: held (issue 28); the answer is a new signup's.
+      return holdAddress(trx, deps, entry, 'unsubscribed', now);
     default:
       throw signupError('already_registered');
   }
+}
+
+/**
+ * An address its owner erased or unsubscribed, signing up again: it stays as it is, and only a
+ * "confirm it's you" e-mail is queued (consent/restore.ts); answered exactly as a new signup.
+ */
+async function holdAddress(trx: Kysely<Database>, deps: SignupDeps, entry: WaitlistEntry, reason: HoldReason, now: Date): Promise<SignupOutcome> {
+  const hold = { mail: deps.mail, box: deps.box, log: deps.log, resendSeconds: deps.consent.confirmationResendSeconds, now };
+  await holdReturningAddress(trx, hold, entry.email, reason, mailClient(deps, entry));
+  return { id: entry.id, status: entry.status === 'pending' ? 'pending' : 'joined', created: false, held: true };
 }

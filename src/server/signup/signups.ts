@@ -43,9 +43,9 @@ export function createSignups(app: FastifyInstance, { geolocator, consentVersion
       };
       const outcome = await signUp(deps, email, ip ?? undefined, attribution);
       // Committed: open admin pages get a new entry (an array push; sent in batches); a known
-      // address signing up again changed an entry they may show.
+      // address signing up again changed an entry they may show (a held one changed nothing).
       if (outcome.created) app.liveWaitlist.signedUp(outcome.id);
-      else app.liveWaitlist.changed('rejoined');
+      else if (!outcome.held) app.liveWaitlist.changed('rejoined');
       return outcome;
     },
   };

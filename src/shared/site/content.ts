@@ -268,6 +268,21 @@ export const emailContent = {
     button: 'Erase my data',
     expiry: 'The link works for an hour, once. If you did not ask for it, ignore this e-mail: nothing changes.',
   },
+  /**
+   * "Confirm it's you": an address its owner erased or unsubscribed was entered in the signup form
+   * again; it comes back only through this e-mail's link (src/server/consent/restore.ts).
+   */
+  restore: {
+    subject: "Confirm it's you: back on the {productName} waitlist?",
+    preview: 'Someone asked to put this address back on the waitlist.',
+    heading: "Confirm it's you",
+    body: 'Someone, hopefully you, entered this address in the {productName} waitlist form. You left the list before, so it goes back on only if you confirm:',
+    button: 'Put me back on the waitlist',
+    expiry: 'The link works for {hours} hours. If it was not you, ignore this e-mail: the address stays off the list.',
+    /** The footer's reason and notice (this e-mail has no manage link: the address is on no list). */
+    reason: 'You receive this e-mail because this address was entered in the {productName} waitlist form.',
+    notice: 'This address is not on the waitlist, and nothing changes unless you open the link above.',
+  },
   test: {
     subject: 'Test e-mail from {productName}',
   },

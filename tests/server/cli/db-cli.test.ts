@@ -6,9 +6,10 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rotateSigningKey } from '../../../src/server/auth/keys.js';
 import { run } from '../../../src/server/cli/db.js';
 import { createSecretBox } from '../../../src/server/crypto/secret-box.js';
-import { addSuppression, suppressionHash } from '../../../src/server/consent/suppression.js';
+import { addSuppression } from '../../../src/server/consent/suppression.js';
 import { loadConfig } from '../../../src/server/config.js';
 import { openDatabase, type DatabaseHandle } from '../../../src/server/db/database.js';
 import { migrateToLatest } from '../../../src/server/db/migrate.js';
@@ -286,7 +287,7 @@ describe.each(TEST_DIALECTS)('npm run db (%s)', (dialect) => {
     const target = await database(true);
     const key = randomBytes(32);
     await withDb(target.url, async ({ db }) => {
-      await addSuppression(db, suppressionHash(createSecretBox(key), 'erased@example.com'), 'erased', new Date());
+      await addSuppression(db, createSecretBox(key), 'erased@example.com', 'erased', new Date());
     });
     const file = writeCsv(`suppressed-${dialect}.csv`, [HEADER, 'Erased@Example.com,2026-11-22T06:04:00Z,N/A,Unknown', 'fresh@example.com,2026-11-22T06:04:00Z,N/A,Unknown']);
     const env = { DATABASE_URL: target.url, LOG_LEVEL: 'silent' };
@@ -300,6 +301,25 @@ describe.each(TEST_DIALECTS)('npm run db (%s)', (dialect) => {
     expect(keyless.code).toBe(1);
     expect(keyless.stderr).toMatch(/keeps 1 erased address out .*nothing was imported/);
     expect(fs.existsSync(path.join(dir, 'no-such-dir'))).toBe(false);
+
+    // With another key the hashes would match nothing: the records' key check tells, and it refuses.
+    const before = await allRows(target.url);
+    const otherKey = await runCliInProcess(run, ['import', file], { env: { ...env, AUTH_SECRET_KEY: randomBytes(32).toString('base64') }, cwd: dir });
+    expect(otherKey.code).toBe(1);
+    expect(otherKey.stderr).toMatch(/keeps 1 erased address out .*this run has another key.*nothing was imported/);
+    expect(await allRows(target.url)).toEqual(before);
+
+    // Records from before the check value: the server's signing keys, sealed with its secret key, tell all the same.
+    await withDb(target.url, async ({ db }) => {
+      await db.updateTable('waitlist_suppressions').set({ key_check: null }).execute();
+      await rotateSigningKey(db, { secretBox: createSecretBox(key), tokenLifetimeSeconds: 3600 });
+    });
+    const legacy = await runCliInProcess(run, ['import', file], { env: { ...env, AUTH_SECRET_KEY: randomBytes(32).toString('base64') }, cwd: dir });
+    expect(legacy.code).toBe(1);
+    expect(legacy.stderr).toMatch(/this run has another key.*nothing was imported/);
+    const right = await runCliInProcess(run, ['import', file], { env: { ...env, AUTH_SECRET_KEY: key.toString('base64') }, cwd: dir });
+    expect(right.code, right.stderr).toBe(0);
+    expect(await allRows(target.url)).toEqual(before);
   });
 
   it('a bad line imports nothing (exit 1, line reported); --skip-bad imports the rest', async () => {

@@ -233,26 +233,20 @@ describe.each(TEST_DIALECTS)('consent and e-mail links (%s)', (dialect: TestDial
       expect(resent.id).toBe(first.id);
     });
 
-    it('signs an unsubscribed address back up as pending with a new confirmation', async () => {
-      const { t, smtp } = await mailApp(dialect);
+    it('keeps an unsubscribed address unsubscribed when it signs up again, answering like a new signup (issue 28; restore-hold.test.ts)', async () => {
+      const { t } = await mailApp(dialect);
       await signUp(t, 'back@example.com');
       const { id } = (await entry(t, 'back@example.com'))!;
       expect((await postJson(t, UNSUBSCRIBE_API_PATH, { token: token(t, id, 'manage') })).json()).toEqual({ outcome: 'unsubscribed' });
-      expect((await entry(t, 'back@example.com'))!.status).toBe('unsubscribed');
+      const unsubscribed = (await entry(t, 'back@example.com'))!;
+      expect(unsubscribed.status).toBe('unsubscribed');
 
       const res = await signUp(t, 'back@example.com');
       expect(res.statusCode).toBe(201);
       expect(res.json()).toEqual({ status: 'pending' });
-      expect(await entry(t, 'back@example.com')).toMatchObject({ id, status: 'pending', unsubscribed_at: null, confirmed_at: null });
-      // A second confirmation row, not failed (the enqueue wakes the worker, so it may already be on its way)…
-      const rows = await outbox(t, 'back@example.com');
-      expect(rows.map((r) => r.template)).toEqual(['confirmation', 'confirmation']);
-      expect(['queued', 'sending', 'sent']).toContain(rows[1]!.status);
-      // …and it reaches the SMTP server. (The first one was either sent or, still queued, cancelled by the unsubscribe.)
-      await drain(t);
-      await vi.waitFor(async () => expect((await outbox(t, 'back@example.com'))[1]!.status).toBe('sent'));
-      const sent = (await outbox(t, 'back@example.com')).filter((r) => r.status === 'sent');
-      expect(smtp.messages.filter((m) => m.to[0] === 'back@example.com')).toHaveLength(sent.length);
+      expect(await entry(t, 'back@example.com')).toEqual(unsubscribed);
+      // No confirmation: a "confirm it's you" e-mail, whose link alone brings the address back.
+      expect((await outbox(t, 'back@example.com')).map((r) => r.template)).toEqual(['confirmation', 'restore']);
     });
 
     it('queues the welcome e-mail when the entry is confirmed (MAIL_WELCOME=on), and delivers it', async () => {
@@ -287,12 +281,15 @@ describe.each(TEST_DIALECTS)('consent and e-mail links (%s)', (dialect: TestDial
       expect(joined).toMatchObject({ status: 'joined', consent_version: siteContent.consent.version, confirmation_sent_at: null });
       expect(await outbox(t)).toEqual([]);
 
+      // Unsubscribed by the person: signing up again answers as a new signup but changes nothing (issue 28);
+      // without e-mail there is no link to bring it back (restore-hold.test.ts checks the log line).
       await postJson(t, UNSUBSCRIBE_API_PATH, { token: token(t, joined.id, 'manage') });
+      const unsubscribed = (await entry(t, 'plain@example.com'))!;
       const back = await signUp(t, 'plain@example.com');
       expect(back.statusCode).toBe(201);
       expect(back.json()).toEqual({ status: 'joined' });
-      expect(await entry(t, 'plain@example.com')).toMatchObject({ id: joined.id, status: 'joined', unsubscribed_at: null });
-      expect((await signUp(t, 'plain@example.com')).statusCode).toBe(409);
+      expect(await entry(t, 'plain@example.com')).toEqual(unsubscribed);
+      expect(await outbox(t)).toEqual([]);
     });
 
     it('queues the welcome e-mail with the entry when MAIL_WELCOME=on', async () => {
@@ -443,7 +440,7 @@ describe.each(TEST_DIALECTS)('consent and e-mail links (%s)', (dialect: TestDial
       expect(smtp.messages).toHaveLength(1);
     });
 
-    it('erases the entry and its outbox rows, keeps a keyed hash and an audit entry without the address; an import skips it; the person may join again', async () => {
+    it('erases the entry and its outbox rows, keeps a keyed hash and an audit entry without the address; an import skips it; signing up again keeps it erased', async () => {
       const { t, smtp } = await mailApp(dialect, { CONFIRMATION_RESEND_SECONDS: '0' });
       const email = 'erase.me@example.com';
       await signUp(t, email);
@@ -501,11 +498,14 @@ describe.each(TEST_DIALECTS)('consent and e-mail links (%s)', (dialect: TestDial
       expect(await entry(t, email)).toBeUndefined();
       expect(fs.existsSync(path.join(t.dataDir, 'missing'))).toBe(false);
 
-      // The person may join again themselves: the hash goes.
+      // Signing up again answers as a new signup, but the address stays erased (issue 28): only the
+      // "confirm it's you" link e-mailed to it now brings it back (restore-hold.test.ts follows it).
       const back = await signUp(t, email);
       expect(back.statusCode).toBe(201);
-      expect(await entry(t, email)).toMatchObject({ status: 'pending' });
-      expect(await isSuppressed(t.app.database.db, t.app.secretBox, email)).toBe(false);
+      expect(back.json()).toEqual({ status: 'pending' });
+      expect(await entry(t, email)).toBeUndefined();
+      expect(await isSuppressed(t.app.database.db, t.app.secretBox, email)).toBe(true);
+      expect((await outbox(t, email)).map((r) => r.template)).toEqual(['restore']);
     });
 
     it('answers the pages\' no-JavaScript form posts with HTML pages', async () => {

@@ -433,7 +433,8 @@ describe.each(TEST_DIALECTS)('attribution at signup (%s)', (dialect: TestDialect
     expect(repeatForm.statusCode).toBe(409);
     expect(await attributionOf(t, 'again@example.com')).toEqual(first);
 
-    // Unsubscribed, then back on the list: a new consent, the same place and first touch.
+    // Unsubscribed, then signing up again: answered as a new signup, held unsubscribed (issue 28,
+    // consent/restore-hold.test.ts), the first touch kept.
     await t.app.database.db
       .updateTable('waitlist')
       .set({ status: 'unsubscribed', unsubscribed_at: new Date().toISOString() })
@@ -442,7 +443,7 @@ describe.each(TEST_DIALECTS)('attribution at signup (%s)', (dialect: TestDialect
     const back = await postJson(t, { email: 'again@example.com', utm_source: 'Comeback', landing_path: '/back' });
     expect(back.statusCode).toBe(201);
     const entry = await findWaitlistEntryByEmail(t.app.database.db, 'again@example.com');
-    expect(entry).toMatchObject({ status: 'joined', unsubscribed_at: null });
+    expect(entry).toMatchObject({ status: 'unsubscribed' });
     expect(await attributionOf(t, 'again@example.com')).toEqual(first);
   });
 

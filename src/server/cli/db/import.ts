@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { WaitlistEntry } from '../../../shared/waitlist/entry.js';
-import { loadSecretBox } from '../../auth/secret-rotation.js';
+import { sealContext } from '../../auth/keys.js';
+import { loadSecretBox, SecretKeyError } from '../../auth/secret-rotation.js';
+import type { SecretBox } from '../../crypto/secret-box.js';
 import { loadConfig } from '../../config.js';
 import { CsvHeaderError, parseWaitlistCsv, type ParsedWaitlistCsv } from '../../csv/read-waitlist.js';
 import type { Database } from '../../db/schema.js';
 import { insertWaitlistEntriesSkippingDuplicates } from '../../signup/repository.js';
-import { countSuppressions, suppressedHashes, suppressionHash, type SuppressionBox } from '../../consent/suppression.js';
+import { countSuppressions, recordsUnderAnotherKey, suppressedHashes, suppressionHash, type SuppressionBox } from '../../consent/suppression.js';
 import { withDatabase } from '../database.js';
 import { CliError, defineCommand, type CliIo } from '../program.js';
 import { oneFile, timeZoneOf, timeZoneOption } from './arguments.js';
@@ -24,11 +26,48 @@ function plural(n: number, one: string, many: string): string {
 async function serverSecretBox(io: CliIo, db: Kysely<Database>, suppressed: number): Promise<SuppressionBox> {
   const { auth } = loadConfig(io.env);
   // The hashing key in force, which outlives a change of AUTH_SECRET_KEY (auth/secret-rotation.ts).
-  if (auth.secretKey || fs.existsSync(auth.secretKeyFile)) return loadSecretBox(auth, db);
+  if (auth.secretKey || fs.existsSync(auth.secretKeyFile)) {
+    let box: SecretBox;
+    try {
+      box = await loadSecretBox(auth, db);
+    } catch (err) {
+      if (err instanceof SecretKeyError) throw new CliError(`${anotherKey(suppressed)} (${err.message}); nothing was imported.`);
+      throw err;
+    }
+    // Each record carries a check value of the key that made it: any other key would match none of
+    // them. Records from before the check value have none; the signing keys, sealed with the same
+    // secret key, tell for them.
+    if ((await recordsUnderAnotherKey(db, box)) > 0 || (await opensSigningKeys(db, box)) === false) {
+      throw new CliError(`${anotherKey(suppressed)}; nothing was imported.`);
+    }
+    return box;
+  }
   throw new CliError(
     `The waitlist keeps ${suppressed} erased ${plural(suppressed, 'address', 'addresses')} out as hashes keyed by the server's secret key, ` +
       `and there is no key here (AUTH_SECRET_KEY is unset and ${auth.secretKeyFile} does not exist). ` +
       'Run the import with the server\'s AUTH_SECRET_KEY or AUTH_SECRET_KEY_FILE; nothing was imported.',
+  );
+}
+
+/** Whether the server's sealed signing keys open with `box` (they are sealed with its secret key); null when there is none. */
+async function opensSigningKeys(db: Kysely<Database>, box: SecretBox): Promise<boolean | null> {
+  const sealed = (await db.selectFrom('auth_signing_keys').select(['kid', 'private_jwk']).execute()).filter((row) => box.isSealed(row.private_jwk));
+  if (sealed.length === 0) return null;
+  return sealed.some((row) => {
+    try {
+      box.open(row.private_jwk, sealContext(row.kid));
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+function anotherKey(suppressed: number): string {
+  return (
+    `The waitlist keeps ${suppressed} erased ${plural(suppressed, 'address', 'addresses')} out as hashes keyed by the server's secret key, ` +
+    'and this run has another key (AUTH_SECRET_KEY or the key file differs from the server\'s): it would let them back in. ' +
+    "Run the import with the server's AUTH_SECRET_KEY or AUTH_SECRET_KEY_FILE"
   );
 }
 
@@ -61,7 +100,8 @@ export const importCommand = defineCommand({
     'derived again from UTM Source and Referrer.',
     'E-mail addresses already on the waitlist (in any case) or repeated in the file are',
     'skipped and counted, and so are the addresses of people who erased their entry',
-    '(kept out for good; only they may join again, by signing up). Everything is',
+    '(kept out for good; only they may join again, through a link e-mailed to them).',
+    'It needs the server\'s secret key then, and refuses a run with another one. Everything is',
     'written in one transaction: a bad line (invalid',
     'e-mail, unreadable date, wrong number of columns) is reported with its line number',
     'and nothing is imported, unless --skip-bad imports the other lines.',

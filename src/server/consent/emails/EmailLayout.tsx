@@ -61,7 +61,13 @@ export interface EmailLayoutProps {
   children: ReactNode;
 }
 
-export function EmailLayout({ preview, heading, manageUrl, children }: EmailLayoutProps) {
+/** An e-mail to an address on no list (the restore e-mail): its own reason, and a notice in place of the manage link. */
+export interface UnlistedFooter {
+  reason: string;
+  notice: string;
+}
+
+export function EmailLayout({ preview, heading, manageUrl, children, unlisted }: Omit<EmailLayoutProps, 'manageUrl'> & ({ manageUrl: string; unlisted?: undefined } | { manageUrl?: undefined; unlisted: UnlistedFooter })) {
   const footer = footerWords();
   return (
     <Html lang="en" dir="ltr">
@@ -83,11 +89,15 @@ export function EmailLayout({ preview, heading, manageUrl, children }: EmailLayo
             {children}
           </Section>
           <Section style={styles.footer}>
-            <Text style={styles.footerText}>{footer.reason}</Text>
+            <Text style={styles.footerText}>{unlisted ? unlisted.reason : footer.reason}</Text>
             <Text style={styles.footerText}>
-              <Link href={manageUrl} style={styles.footerLink}>
-                {footer.manage}
-              </Link>
+              {manageUrl === undefined ? (
+                unlisted?.notice
+              ) : (
+                <Link href={manageUrl} style={styles.footerLink}>
+                  {footer.manage}
+                </Link>
+              )}
             </Text>
             <Text style={styles.footerText}>{footer.postalAddress}</Text>
             <Text style={styles.footerText}>{footer.registration}</Text>

@@ -14,6 +14,7 @@ import {
   type LinkPurpose,
 } from '../../../shared/waitlist/consent-contract.js';
 import { findEmailRecipient } from './recipient.js';
+import { registerRestoreEmail } from '../restore.js';
 import type * as RenderModule from './render.js';
 import { WAITLIST_EMAIL_TEMPLATES, waitlistEmailSubject, type WaitlistEmailTemplate } from './words.js';
 
@@ -142,4 +143,5 @@ export function registerWaitlistEmails(app: FastifyInstance): void {
     };
 
   for (const template of WAITLIST_EMAIL_TEMPLATES) app.mail.registerTemplate(template, renderer(template));
+  registerRestoreEmail(app, publicUrl, loadViews);
 }

@@ -3,6 +3,7 @@ import { render, toPlainText } from '@react-email/render';
 import { ConfirmationEmail, type ConfirmationEmailProps } from './ConfirmationEmail.js';
 import { ErasureEmail, type ErasureEmailProps } from './ErasureEmail.js';
 import { InviteEmail, type InviteEmailProps } from './InviteEmail.js';
+import { RestoreEmail, type RestoreEmailProps } from './RestoreEmail.js';
 import { WelcomeEmail, type WelcomeEmailProps } from './WelcomeEmail.js';
 
 /**
@@ -38,3 +39,4 @@ export const renderConfirmationEmail = (props: ConfirmationEmailProps) => bodies
 export const renderWelcomeEmail = (props: WelcomeEmailProps) => bodies(<WelcomeEmail {...props} />);
 export const renderInviteEmail = (props: InviteEmailProps) => bodies(<InviteEmail {...props} />);
 export const renderErasureEmail = (props: ErasureEmailProps) => bodies(<ErasureEmail {...props} />);
+export const renderRestoreEmail = (props: RestoreEmailProps) => bodies(<RestoreEmail {...props} />);
