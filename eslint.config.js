@@ -19,7 +19,7 @@ const WEB_FEATURES = ['waitlist', 'auth', 'admin'];
  * The server's feature rooms (src/server/<name>/): each owns its routes, rules and SQL. `export` is
  * the CSV export's room; until its modules move there (issue 27) they are in src/server/waitlist/.
  */
-export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export'];
+export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export', 'webhooks'];
 
 /**
  * The features whose index.ts is a declared interface, and which features may import it (nothing
@@ -32,6 +32,8 @@ export const SERVER_INTERFACES = {
   consent: ['signup', 'admin'],
   mail: ['signup', 'consent', 'admin', 'auth'],
   auth: ['export'],
+  // The queue features raise webhook events through (app.webhooks) and the events' payloads.
+  webhooks: ['signup', 'consent', 'admin'],
 };
 
 /** The server's neutral infrastructure (src/server/<name>/, and config.ts): it imports no feature. */

@@ -74,6 +74,23 @@ export interface AppConfig {
   mail: MailConfig | null;
   /** Double opt-in and the e-mails around an entry (src/server/waitlist). */
   consent: ConsentConfig;
+  /** Outgoing webhooks (src/server/webhooks, docs/webhooks.md). */
+  webhooks: WebhooksConfig;
+}
+
+export interface WebhooksConfig {
+  /** WEBHOOK_ALLOW_PRIVATE=1: deliveries may go to private, loopback and link-local addresses. */
+  allowPrivate: boolean;
+  /** WEBHOOK_TIMEOUT_MS: the deadline of one attempt (connect, TLS, the answer's headers). */
+  timeoutMs: number;
+  /** WEBHOOK_RETRY_HOURS: how long after it was queued a delivery is still retried. */
+  retryWindowMs: number;
+  /** WEBHOOK_RETENTION_DAYS: finished deliveries (and their events) are deleted after this. */
+  retentionDays: number;
+  /** WEBHOOK_MAX_ENDPOINTS: the most endpoints there may be. */
+  maxEndpoints: number;
+  /** WEBHOOK_SECRET_OVERLAP_HOURS: after a rotation, the previous secret signs too for this long. */
+  secretOverlapMs: number;
 }
 
 export interface ConsentConfig {
@@ -280,6 +297,12 @@ const envSchema = z.object({
   CONFIRMATION_RESEND_SECONDS: wholeNumber(300, 0, 86_400, 'CONFIRMATION_RESEND_SECONDS must be a whole number from 0 to 86400 (a day)'),
   MAIL_WELCOME: z.enum(['off', 'on']).default('off'),
   MAIL_RETENTION_DAYS: wholeNumber(30, 1, 3650, 'MAIL_RETENTION_DAYS must be a whole number from 1 to 3650'),
+  WEBHOOK_ALLOW_PRIVATE: z.enum(['0', '1']).default('0'),
+  WEBHOOK_TIMEOUT_MS: wholeNumber(15_000, 100, 60_000, 'WEBHOOK_TIMEOUT_MS must be a whole number of milliseconds from 100 to 60000'),
+  WEBHOOK_RETRY_HOURS: wholeNumber(72, 1, 168, 'WEBHOOK_RETRY_HOURS must be a whole number from 1 to 168 (a week)'),
+  WEBHOOK_RETENTION_DAYS: wholeNumber(30, 1, 3650, 'WEBHOOK_RETENTION_DAYS must be a whole number from 1 to 3650'),
+  WEBHOOK_MAX_ENDPOINTS: wholeNumber(20, 1, 100, 'WEBHOOK_MAX_ENDPOINTS must be a whole number from 1 to 100'),
+  WEBHOOK_SECRET_OVERLAP_HOURS: wholeNumber(24, 0, 720, 'WEBHOOK_SECRET_OVERLAP_HOURS must be a whole number from 0 to 720 (30 days)'),
 });
 
 /** The origin of an http(s) URL that names nothing but the origin (a trailing `/` is allowed), or null. */
@@ -413,6 +436,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       confirmationResendSeconds: e.CONFIRMATION_RESEND_SECONDS,
       welcome: e.MAIL_WELCOME === 'on',
       outboxRetentionDays: e.MAIL_RETENTION_DAYS,
+    },
+    webhooks: {
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE === '1',
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      retryWindowMs: e.WEBHOOK_RETRY_HOURS * 3_600_000,
+      retentionDays: e.WEBHOOK_RETENTION_DAYS,
+      maxEndpoints: e.WEBHOOK_MAX_ENDPOINTS,
+      secretOverlapMs: e.WEBHOOK_SECRET_OVERLAP_HOURS * 3_600_000,
     },
   };
 }

@@ -35,7 +35,14 @@ export type AuditAction =
   // The admin queued failed outbox messages again (src/server/mail/admin-routes.ts).
   | 'mail_retry'
   // `npm run admin -- rotate-secret`: every sealed value re-sealed with a new AUTH_SECRET_KEY.
-  | 'secret_rotated';
+  | 'secret_rotated'
+  // Webhook endpoints (src/server/webhooks/manage.ts): the endpoint's id and origin, never its secret or path.
+  | 'webhook_created'
+  | 'webhook_enabled'
+  | 'webhook_disabled'
+  | 'webhook_removed'
+  | 'webhook_secret_rotated'
+  | 'webhook_replayed';
 
 export interface AuditInput {
   action: AuditAction;
