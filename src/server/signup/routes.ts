@@ -134,13 +134,14 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
     storeError: (err, reply) => (isDatabaseUnavailable(err) ? unavailable(reply) : err instanceof Error ? err : new Error(String(err))),
   });
 
-  const batcher = createSignupBatcher({ db: app.database.db, mail: app.mail, log: app.log, hooks: signupBatch });
+  const batcher = createSignupBatcher({ db: app.database.db, mail: app.mail, webhooks: app.webhooks, log: app.log, hooks: signupBatch });
   const deps = (request: FastifyRequest): SignupDeps => ({
     db: app.database.db,
     batcher,
     geolocator,
     log: request.log,
     mail: app.mail,
+    webhooks: app.webhooks,
     box: app.secretBox,
     consent: app.config.consent,
     consentVersion: consent.version,
