@@ -1,3 +1,4 @@
+import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import { SIGNUP_PATH } from '../../../src/shared/waitlist/signup-contract.js';
 import { ADMIN_WEBHOOKS_PATH, type CreatedWebhook, type WebhookDeliveryView } from '../../../src/shared/admin/webhooks-api.js';
@@ -13,7 +14,7 @@ export interface WebhookCtx {
   token: string;
   receiver: WebhookReceiver;
   clock: { now: number };
-  call(method: 'GET' | 'POST', url: string, body?: unknown, auth?: string | null): ReturnType<TestApp['app']['inject']>;
+  call(method: 'GET' | 'POST', url: string, body?: unknown, auth?: string | null): Promise<LightMyRequestResponse>;
   /** Worker passes until one claims nothing. */
   drain(): Promise<void>;
 }
