@@ -156,3 +156,30 @@ export function signedHeaders(eventId: string, body: string, secrets: readonly s
   const sign = (secret: string) => `v1,${createHmac('sha256', Buffer.from(secret.replace(/^whsec_/, ''), 'base64')).update(signed, 'utf8').digest('base64')}`;
   return { 'webhook-id': eventId, 'webhook-timestamp': timestamp, 'webhook-signature': secrets.map(sign).join(' ') };
 }
+
+/**
+ * `npm run admin -- rotate-secret`: every endpoint's secrets sealed again with `box` (the secret box
+ * that seals with the new AUTH_SECRET_KEY and opens with it or the previous one). Each update applies
+ * only if the row still holds the value read. Resolves to how many were re-sealed and the contexts
+ * of those that open with neither key.
+ */
+export async function resealEndpointSecrets(db: Db, box: Box): Promise<{ resealed: number; unopenable: string[] }> {
+  let resealed = 0;
+  const unopenable: string[] = [];
+  for (const row of await db.selectFrom('webhook_endpoints').select(['id', 'secret', 'previous_secret']).execute()) {
+    for (const column of ['secret', 'previous_secret'] as const) {
+      const sealed = row[column];
+      if (sealed === null) continue;
+      let next: string;
+      try {
+        next = box.seal(box.open(sealed, secretContext(row.id)), secretContext(row.id));
+      } catch {
+        unopenable.push(`${secretContext(row.id)} (${column})`);
+        continue;
+      }
+      const result = await db.updateTable('webhook_endpoints').set({ [column]: next }).where('id', '=', row.id).where(column, '=', sealed).executeTakeFirst();
+      resealed += Number(result.numUpdatedRows);
+    }
+  }
+  return { resealed, unopenable };
+}

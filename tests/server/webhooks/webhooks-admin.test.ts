@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { createSecretBox } from '../../../src/server/crypto/secret-box.js';
 import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../../src/server/audit/audit-log.js';
 import { run } from '../../../src/server/cli/admin.js';
@@ -171,5 +173,22 @@ describe.each(TEST_DIALECTS)('webhooks admin (%s)', (dialect: TestDialect) => {
     expect(missing.stderr).toContain('There is no such webhook endpoint.');
     const audit = (await listAudit(ctx.t.app.database.db, 20)).filter((a) => a.action.startsWith('webhook_'));
     expect(audit.every((a) => a.detail.by === 'cli' && !JSON.stringify(a).includes('whsec_'))).toBe(true);
+  });
+
+  it('rotate-secret re-seals the webhook secrets with the new AUTH_SECRET_KEY', async () => {
+    const oldKey = randomBytes(32).toString('base64');
+    const newKey = randomBytes(32).toString('base64');
+    const ctx = await setUpWebhooks(cleanups, dialect, { env: { AUTH_SECRET_KEY: oldKey } });
+    const { endpoint, secret } = await addEndpoint(ctx);
+    const rotated = (await ctx.call('POST', adminWebhookPath(endpoint.id, 'rotate'), {})).json<{ secret: string }>();
+    const env = { DATABASE_URL: ctx.t.databaseUrl, LOG_LEVEL: 'silent', AUTH_SECRET_KEY: newKey, AUTH_SECRET_KEY_PREVIOUS: oldKey };
+    const result = await runCliInProcess(run, ['rotate-secret'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Re-sealed 2 webhook secrets with the new AUTH_SECRET_KEY.');
+    const row = await ctx.t.app.database.db.selectFrom('webhook_endpoints').selectAll().executeTakeFirstOrThrow();
+    const newBox = createSecretBox(Buffer.from(newKey, 'base64'));
+    expect(newBox.open(row.secret, `webhook:${endpoint.id}`)).toBe(rotated.secret);
+    expect(newBox.open(row.previous_secret!, `webhook:${endpoint.id}`)).toBe(secret);
+    expect(() => createSecretBox(Buffer.from(oldKey, 'base64')).open(row.secret, `webhook:${endpoint.id}`)).toThrow();
   });
 });
