@@ -22,6 +22,8 @@ import { WaitlistPanel } from './waitlist/WaitlistPanel.js';
 // and the panel renders without suspending (see preloadableLazy).
 const InsightPanel = preloadableLazy(() => import('./insights/InsightPanel.js'));
 void InsightPanel.preload();
+// The webhooks area: its own chunk, loaded when the dashboard renders it (below the fold).
+const WebhooksPanel = preloadableLazy(() => import('./webhooks/WebhooksPanel.js'));
 
 /** The table's first page is asked for as soon as the stored session allows, from the address's filter. */
 function prefetchTable(): void {
@@ -30,7 +32,7 @@ function prefetchTable(): void {
 
 /**
  * /admin: the waitlist panel, shown once a session is confirmed. Its areas: the waitlist (table,
- * filters, actions, live updates), the insight panel, the e-mail area and the admin's own account;
+ * filters, actions, live updates), the insight panel, the e-mail area, webhooks and the admin's own account;
  * what several of them use is in ./common.
  */
 export default function AdminPage() {
@@ -103,6 +105,9 @@ function AdminDashboard({ email }: { email: string }) {
               </Suspense>
             )}
             <MailPanel mail={mail} onAccessError={onAccessError} />
+            <Suspense fallback={null}>
+              <WebhooksPanel onAccessError={onAccessError} />
+            </Suspense>
             <AccountPanel email={email} onAccessError={onAccessError} />
           </>
         )}
