@@ -37,7 +37,8 @@ test.describe('webhooks in /admin', () => {
     try {
       await page.goto('/admin');
       const area = page.getByRole('region', { name: 'Webhooks' });
-      await expect(area.getByText('No endpoints yet.')).toBeVisible();
+      // Its own chunk, loaded after the dashboard's first requests: on a busy machine that can take a while.
+      await expect(area.getByText('No endpoints yet.')).toBeVisible({ timeout: 20_000 });
       await area.getByLabel('Endpoint URL').fill(receiver.url);
       await area.getByRole('checkbox', { name: 'signup.created' }).check();
       await area.getByRole('button', { name: 'Add Endpoint' }).click();
