@@ -1,4 +1,4 @@
-import type { Page } from '@playwright/test';
+import type { Browser, Page } from '@playwright/test';
 import { signIn } from '../support/sign-in.js';
 import { startWebhookReceiver, verifiedPayload, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { expect, sessionStorageState, test } from './fixtures.js';
@@ -26,7 +26,7 @@ test.describe('webhooks in /admin', () => {
     await receiver?.close();
   });
 
-  async function adminPage(browser: import('@playwright/test').Browser): Promise<Page> {
+  async function adminPage(browser: Browser): Promise<Page> {
     const context = await browser.newContext({ baseURL: server.baseUrl, storageState: sessionStorageState(server.baseUrl, await signIn(server.baseUrl, admin)) });
     return context.newPage();
   }
