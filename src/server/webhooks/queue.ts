@@ -231,16 +231,36 @@ export async function replayDelivery(db: Db, id: string, now: Date): Promise<Web
 
 const DAY_MS = 86_400_000;
 
-/** Deletes finished deliveries older than `retentionDays`, then the events no delivery needs any more. */
+/** Rows per retention DELETE, so SQLite's write lock is never held for long (signups wait for it). */
+const PURGE_CHUNK = 5000;
+
+/** Deletes finished deliveries older than `retentionDays`, then the events no delivery needs any more; resolves to the deliveries deleted. */
 export async function purgeExpiredDeliveries(db: Db, retentionDays: number, now: Date): Promise<number> {
   const cutoff = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
-  const result = await db.deleteFrom('webhook_deliveries').where('status', 'in', ['delivered', 'failed']).where('created_at', '<', cutoff).executeTakeFirst();
-  await db
-    .deleteFrom('webhook_events')
-    .where('created_at', '<', cutoff)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries').select('id').whereRef('webhook_deliveries.event_id', '=', 'webhook_events.id'))))
-    .execute();
-  return Number(result.numDeletedRows);
+  let deleted = 0;
+  for (;;) {
+    const result = await db
+      .deleteFrom('webhook_deliveries')
+      .where('id', 'in', (eb) => eb.selectFrom('webhook_deliveries').select('id').where('status', 'in', ['delivered', 'failed']).where('created_at', '<', cutoff).limit(PURGE_CHUNK))
+      .executeTakeFirst();
+    const n = Number(result.numDeletedRows);
+    deleted += n;
+    if (n < PURGE_CHUNK) break;
+  }
+  for (;;) {
+    const result = await db
+      .deleteFrom('webhook_events')
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('webhook_events')
+          .select('id')
+          .where('created_at', '<', cutoff)
+          .where((w) => w.not(w.exists(w.selectFrom('webhook_deliveries').select('webhook_deliveries.id').whereRef('webhook_deliveries.event_id', '=', 'webhook_events.id'))))
+          .limit(PURGE_CHUNK),
+      )
+      .executeTakeFirst();
+    if (Number(result.numDeletedRows) < PURGE_CHUNK) return deleted;
+  }
 }
 
 /** Deliveries left `sending` by a dead sender after the retry window closed: failed, not claimed again. */
