@@ -22,14 +22,14 @@ export interface WebhookCtx {
 export async function setUpWebhooks(
   cleanups: Array<() => Promise<void>>,
   dialect: TestDialect,
-  options: { env?: Record<string, string>; answer?: (index: number, request: ReceivedRequest) => ReceiverAnswer; backoffMs?: (attempts: number) => number } = {},
+  options: { env?: Record<string, string>; answer?: (index: number, request: ReceivedRequest) => ReceiverAnswer; backoffMs?: (attempts: number) => number; batchSize?: number } = {},
 ): Promise<WebhookCtx> {
   const receiver = await startWebhookReceiver(options.answer);
   cleanups.push(() => receiver.close());
   const clock = { now: Date.parse('2026-12-01T10:00:00.000Z') };
   const { t, token } = await createAdminTestApp(
     { WEBHOOK_ALLOW_PRIVATE: '1', ...options.env },
-    { dialect, webhookWorker: { pollIntervalMs: 3_600_000, now: () => new Date(clock.now), ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}) } },
+    { dialect, webhookWorker: { pollIntervalMs: 3_600_000, now: () => new Date(clock.now), ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}), ...(options.batchSize ? { batchSize: options.batchSize } : {}) } },
   );
   cleanups.push(() => t.close());
   const call: WebhookCtx['call'] = (method, url, body, auth = `Bearer ${token}`) =>
