@@ -19,7 +19,7 @@ const WEB_FEATURES = ['waitlist', 'auth', 'admin', 'embed'];
  * The server's feature rooms (src/server/<name>/): each owns its routes, rules and SQL. `export` is
  * the CSV export's room; until its modules move there (issue 27) they are in src/server/waitlist/.
  */
-export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export', 'records', 'api', 'embed'];
+export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export', 'records', 'api', 'embed', 'webhooks'];
 
 /**
  * The features whose index.ts is a declared interface, and which features may import it (nothing
@@ -36,6 +36,8 @@ export const SERVER_INTERFACES = {
   auth: ['export'],
   signup: ['api'],
   export: ['api'],
+  // The queue features raise webhook events through (app.webhooks) and the events' payloads.
+  webhooks: ['signup', 'consent', 'admin'],
 };
 
 /** The server's neutral infrastructure (src/server/<name>/, and config.ts): it imports no feature. */

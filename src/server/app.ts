@@ -38,6 +38,8 @@ import { adminMailRoutes } from './mail/admin-routes.js';
 import { createPubSub, type PubSub } from './pubsub/index.js';
 import { registerLiveWaitlist } from './live/updates.js';
 import { adminEventsRoutes, type AdminEventsOptions } from './live/routes.js';
+import { registerWebhooks, type WebhookWorkerOverrides } from './webhooks/service.js';
+import { adminWebhookRoutes } from './webhooks/routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -58,6 +60,8 @@ export interface BuildOptions {
   geolocator?: Geolocator;
   /** Outbox worker settings (tests inject the clock and the backoff); used only when SMTP_URL is set. */
   mailWorker?: MailWorkerOverrides;
+  /** Webhook sender settings (tests inject the clock, the backoff and the poll interval). */
+  webhookWorker?: WebhookWorkerOverrides;
   /** The consent text settings (tests pass a checkbox text); content.ts `consent` by default. */
   consent?: { version: string; checkbox: string | null };
   /** Hooks into the signups' group commit (tests hold a commit to watch the answer wait for it). */
@@ -142,6 +146,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
 
   // E-mail (src/server/mail): without SMTP_URL, app.mail.enabled is false and no worker runs.
   registerMail(app, config.mail, options.mailWorker);
+  // Webhooks (src/server/webhooks): events queued with the change that causes them, sent by a worker here.
+  registerWebhooks(app, config.webhooks, options.webhookWorker);
 
   // The records (src/server/records): this instance's texts archived before the first request.
   const consent = options.consent ?? siteContent.consent;
@@ -172,6 +178,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(adminAccountRoutes);
   await app.register(adminMailRoutes);
   await app.register(adminRecordsRoutes);
+  await app.register(adminWebhookRoutes);
   await app.register(authRoutes, { prefix: '/auth/v1' });
   await app.register(siteRoutes);
   return app;

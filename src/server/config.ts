@@ -86,6 +86,8 @@ export interface AppConfig {
   emailDomains: EmailDomainsConfig;
   /** The archive of every text shown or sent (src/server/records, docs/records.md). */
   records: RecordsConfig;
+  /** Outgoing webhooks (src/server/webhooks, docs/webhooks.md). */
+  webhooks: WebhooksConfig;
 }
 
 export interface EmailDomainsConfig {
@@ -107,6 +109,21 @@ export interface RecordsConfig {
    * (17 CFR 227.404: five years). Below 5 only with RECORDS_RETENTION_OVERRIDE=1.
    */
   retentionYears: number;
+}
+
+export interface WebhooksConfig {
+  /** WEBHOOK_ALLOW_PRIVATE=1: deliveries may go to private, loopback and link-local addresses. */
+  allowPrivate: boolean;
+  /** WEBHOOK_TIMEOUT_MS: the deadline of one attempt (connect, TLS, the answer's headers). */
+  timeoutMs: number;
+  /** WEBHOOK_RETRY_HOURS: how long after it was queued a delivery is still retried. */
+  retryWindowMs: number;
+  /** WEBHOOK_RETENTION_DAYS: finished deliveries (and their events) are deleted after this. */
+  retentionDays: number;
+  /** WEBHOOK_MAX_ENDPOINTS: the most endpoints there may be. */
+  maxEndpoints: number;
+  /** WEBHOOK_SECRET_OVERLAP_HOURS: after a rotation, the previous secret signs too for this long. */
+  secretOverlapMs: number;
 }
 
 export interface ConsentConfig {
@@ -364,6 +381,12 @@ const envSchema = z.object({
     }),
   RECORDS_RETENTION_YEARS: wholeNumber(5, 1, 100, 'RECORDS_RETENTION_YEARS must be a whole number of years from 1 to 100'),
   RECORDS_RETENTION_OVERRIDE: z.enum(['0', '1']).default('0'),
+  WEBHOOK_ALLOW_PRIVATE: z.enum(['0', '1']).default('0'),
+  WEBHOOK_TIMEOUT_MS: wholeNumber(15_000, 100, 60_000, 'WEBHOOK_TIMEOUT_MS must be a whole number of milliseconds from 100 to 60000'),
+  WEBHOOK_RETRY_HOURS: wholeNumber(72, 1, 168, 'WEBHOOK_RETRY_HOURS must be a whole number from 1 to 168 (a week)'),
+  WEBHOOK_RETENTION_DAYS: wholeNumber(30, 1, 3650, 'WEBHOOK_RETENTION_DAYS must be a whole number from 1 to 3650'),
+  WEBHOOK_MAX_ENDPOINTS: wholeNumber(20, 1, 100, 'WEBHOOK_MAX_ENDPOINTS must be a whole number from 1 to 100'),
+  WEBHOOK_SECRET_OVERLAP_HOURS: wholeNumber(24, 0, 720, 'WEBHOOK_SECRET_OVERLAP_HOURS must be a whole number from 0 to 720 (30 days)'),
 });
 
 /** 17 CFR 227.404(a): a funding portal keeps its records for five years. */
@@ -536,6 +559,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       dnsServers: e.DNS_SERVERS,
     },
     records: { retentionYears: e.RECORDS_RETENTION_YEARS },
+    webhooks: {
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE === '1',
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      retryWindowMs: e.WEBHOOK_RETRY_HOURS * 3_600_000,
+      retentionDays: e.WEBHOOK_RETENTION_DAYS,
+      maxEndpoints: e.WEBHOOK_MAX_ENDPOINTS,
+      secretOverlapMs: e.WEBHOOK_SECRET_OVERLAP_HOURS * 3_600_000,
+    },
   };
 }
 

@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { auditEmailHash } from '../audit/audit-log.js';
 import { scrubDeletedRowsSoon } from '../db/database.js';
@@ -14,6 +16,7 @@ import {
   selectionRouteOptions,
 } from './selection.js';
 import { waitlistEmailMessage } from '../consent/index.js';
+import { webhookEvents } from '../webhooks/index.js';
 import {
   ADMIN_DELETE_MATCHING_PATH,
   ADMIN_DELETE_PATH,
@@ -46,6 +49,17 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
     ids: rows.map((r) => r.id),
     email_hashes: rows.map((r) => auditEmailHash(app.secretBox, r.email)),
   });
+  /**
+   * In a delete's transaction: the deleted entries' stored webhook events go (they held the
+   * addresses) and each deletion raises `signup.erased` (the id only).
+   */
+  const erasedEvents = async (trx: Kysely<Database>, rows: ReadonlyArray<{ id: string }>) => {
+    if (rows.length === 0) return;
+    const ids = rows.map((r) => r.id);
+    await app.webhooks.forgetEntries(trx, ids);
+    const at = new Date().toISOString();
+    await app.webhooks.enqueue(trx, ids.map((id) => webhookEvents.signupErased(id, at, 'admin')));
+  };
   /** After a delete has committed: open admin pages refresh and the deleted rows leave the disk. */
   const deletedRows = (request: FastifyRequest) => {
     app.liveWaitlist.changed('deleted');
@@ -66,6 +80,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
       // The rows go and the audit record is written together, or neither.
       const deleted = await auditedAction(db, { admin, ip: request.ip }, 'delete', async (trx, audit) => {
         const rows = await deleteWaitlistEntries(trx, request.body.ids);
+        await erasedEvents(trx, rows);
         await audit({ count: rows.length, ...auditedSelection(request.body, app.secretBox), ...erasedRows(rows) });
         return rows;
       });
@@ -89,6 +104,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
         let parts = 0;
         const count = await deleteMatchingWaitlist(trx, filter, except, async (rows) => {
           parts++;
+          await erasedEvents(trx, rows);
           await audit({ scope: 'matching', part: parts, count: rows.length, ...erasedRows(rows) });
         });
         await audit({ ...auditedSelection({ filter, except }, app.secretBox), count, parts });
@@ -117,6 +133,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
           // Only the template's name and the entry's id are stored; the worker renders each invite when it sends it.
           queue: async (entries) => {
             await app.mail.enqueueMany(trx, entries.map((entry) => waitlistEmailMessage('invite', entry)));
+            await app.webhooks.enqueue(trx, entries.map((entry) => webhookEvents.inviteSent(entry, invitedAt)));
           },
         });
         // Counts only: each invited entry keeps its own invited_at.

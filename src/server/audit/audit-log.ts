@@ -46,7 +46,14 @@ export type AuditAction =
   // exports are 'export' records with detail.api_key_id). Never the key, never an address.
   | 'api_key_created'
   | 'api_key_revoked'
-  | 'api_signup';
+  | 'api_signup'
+  // Webhook endpoints (src/server/webhooks/manage.ts): the endpoint's id and origin, never its secret or path.
+  | 'webhook_created'
+  | 'webhook_enabled'
+  | 'webhook_disabled'
+  | 'webhook_removed'
+  | 'webhook_secret_rotated'
+  | 'webhook_replayed';
 
 export interface AuditInput {
   action: AuditAction;

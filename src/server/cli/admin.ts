@@ -14,11 +14,12 @@ import { rotateSecretCommand } from './admin/rotate-secret.js';
 import { setPasswordCommand } from './admin/set-password.js';
 import { sessionsCommand } from './admin/sessions.js';
 import { unlockCommand } from './admin/unlock.js';
+import { webhooksCommand } from './admin/webhooks.js';
 import { runAsScript, runProgram, type CliIo, type CliProgram } from './program.js';
 
 export const adminProgram: CliProgram = {
   name: 'admin',
-  commands: [createCommand, listCommand, deleteCommand, setPasswordCommand, auditCommand, rotateKeyCommand, rotateSecretCommand, resetMfaCommand, unlockCommand, sessionsCommand, apiKeysCommand],
+  commands: [createCommand, listCommand, deleteCommand, setPasswordCommand, auditCommand, rotateKeyCommand, rotateSecretCommand, resetMfaCommand, unlockCommand, sessionsCommand, apiKeysCommand, webhooksCommand],
 };
 
 /** The whole CLI with injectable streams (tests call it directly); resolves to the exit code. */

@@ -113,7 +113,7 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
     store: fastifyRateLimitStore(app.rateLimits.signups, 'link'),
   });
 
-  const deps = (): ConsentDeps => ({ db: app.database.db, box: app.secretBox, mail: app.mail, welcome: app.config.consent.welcome });
+  const deps = (): ConsentDeps => ({ db: app.database.db, box: app.secretBox, mail: app.mail, webhooks: app.webhooks, welcome: app.config.consent.welcome });
   /** After an erasure: open admin pages refresh, the deleted row leaves the disk, and the log line names no one. */
   const afterErasure = (request: FastifyRequest) => {
     app.liveWaitlist.changed('deleted');

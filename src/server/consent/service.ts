@@ -17,6 +17,7 @@ import { verifyLinkToken } from './links.js';
 import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
 import { cancelQueuedMail, deleteMailTo, deleteWaitlistEntry, queuedSince } from './repository.js';
 import { addSuppression, type SuppressionBox } from './suppression.js';
+import { webhookEvents, type WebhookQueue } from '../webhooks/index.js';
 
 /**
  * What the links in e-mails do (src/shared/waitlist/consent-contract.ts): confirm (double opt-in),
@@ -30,6 +31,8 @@ export interface ConsentDeps {
   /** app.secretBox: verifies tokens, hashes erased addresses. */
   box: SuppressionBox;
   mail: MailQueue;
+  /** app.webhooks: `signup.confirmed`, `signup.unsubscribed` and `signup.erased`, queued with the change. */
+  webhooks: Pick<WebhookQueue, 'enqueue' | 'forgetEntries'>;
   /** MAIL_WELCOME=on: the welcome e-mail is queued when an entry is confirmed. */
   welcome: boolean;
   /** The clock (tests); now by default. */
@@ -95,8 +98,10 @@ export async function confirmEntry(deps: ConsentDeps, entryId: string, ip: strin
         throw linkError('unsubscribed');
       case 'pending':
       case 'joined': {
-        await updateEntryConsent(trx, entry.id, { status: 'confirmed', confirmed_at: nowOf(deps).toISOString(), confirmed_ip: normalizeIp(ip) });
+        const confirmedAt = nowOf(deps).toISOString();
+        await updateEntryConsent(trx, entry.id, { status: 'confirmed', confirmed_at: confirmedAt, confirmed_ip: normalizeIp(ip) });
         if (entry.status === 'pending' && deps.welcome && deps.mail.enabled) await deps.mail.enqueue(trx, welcomeMail(entry));
+        await deps.webhooks.enqueue(trx, [webhookEvents.signupConfirmed(entry, confirmedAt)]);
         return 'confirmed';
       }
     }
@@ -141,7 +146,11 @@ export async function unsubscribeEntry(deps: ConsentDeps, entryId: string): Prom
     const entry = await lockWaitlistEntry(trx, { id: entryId });
     if (!entry) throw linkError('entry_gone');
     const already = entry.status === 'unsubscribed';
-    if (!already) await updateEntryConsent(trx, entry.id, { status: 'unsubscribed', unsubscribed_at: nowOf(deps).toISOString() });
+    if (!already) {
+      const unsubscribedAt = nowOf(deps).toISOString();
+      await updateEntryConsent(trx, entry.id, { status: 'unsubscribed', unsubscribed_at: unsubscribedAt });
+      await deps.webhooks.enqueue(trx, [webhookEvents.signupUnsubscribed(entry, unsubscribedAt)]);
+    }
     await cancelQueuedMail(trx, entry.email, erasureMail(entry).kind);
     return already ? 'already_unsubscribed' : 'unsubscribed';
   });
@@ -160,6 +169,9 @@ export async function eraseEntry(deps: ConsentDeps, entryId: string): Promise<'e
     if (!entry) throw linkError('entry_gone');
     await deleteWaitlistEntry(trx, entry.id);
     await deleteMailTo(trx, entry.email);
+    // The entry's earlier events held its address: they go too; the erasure event carries only the id.
+    await deps.webhooks.forgetEntries(trx, [entry.id]);
+    await deps.webhooks.enqueue(trx, [webhookEvents.signupErased(entry.id, nowOf(deps).toISOString(), 'subject')]);
     await addSuppression(trx, deps.box, entry.email, 'erased', nowOf(deps));
     await recordAudit(trx, {
       action: 'waitlist.erased_by_subject',

@@ -303,6 +303,52 @@ export interface RecordsMailSendsTable {
   sent_at: Timestamp;
 }
 
+/** A webhook endpoint (src/server/webhooks): where events are posted, signed with its secret. */
+export interface WebhookEndpointsTable {
+  id: string;
+  url: string;
+  /** `*` (every event) or the subscribed types between commas: `,signup.created,invite.sent,`. */
+  events: string;
+  /** 1 or 0; disabled by an admin, or by the endpoint answering 410 Gone (`disabled_reason`). */
+  enabled: Generated<number>;
+  disabled_reason: string | null;
+  /** The signing secret (`whsec_…`), sealed with the secret box (context `webhook:<id>`). */
+  secret: string;
+  /** After a rotation: the replaced secret, sealed, still signing until `previous_secret_until`. */
+  previous_secret: string | null;
+  previous_secret_until: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** An event as posted (its `webhook-id` and JSON body), whatever number of endpoints take it. */
+export interface WebhookEventsTable {
+  /** `msg_…`: the `webhook-id` header, the same on every attempt and replay. */
+  id: string;
+  type: string;
+  /** The waitlist entry it is about; its events are deleted when the entry is erased. */
+  entry_id: string | null;
+  payload: string;
+  created_at: Timestamp;
+}
+
+/** One event to one endpoint: queued with the change that caused it, sent with a lease like the outbox. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  status: Generated<'queued' | 'sending' | 'delivered' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  lease_until: Timestamp | null;
+  lease_token: string | null;
+  /** The HTTP status of the last answer; null when there was none (refused, timed out). */
+  response_status: number | null;
+  last_error: string | null;
+  created_at: Timestamp;
+  finished_at: Timestamp | null;
+}
+
 export interface Database {
   waitlist: WaitlistTable;
   waitlist_suppressions: WaitlistSuppressionsTable;
@@ -324,6 +370,9 @@ export interface Database {
   records_consents: RecordsConsentsTable;
   records_mail_sends: RecordsMailSendsTable;
   api_keys: ApiKeysTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type { Generated };

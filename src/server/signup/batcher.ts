@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { isDatabaseUnavailable } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { MailService, TemplatedMessage } from '../mail/index.js';
+import { webhookEvents, type WebhookQueue } from '../webhooks/index.js';
 import { signupBatchCommitter, type SignupWrite } from './repository.js';
 
 /**
@@ -42,6 +43,8 @@ export interface SignupBatchHooks {
 export interface SignupBatcherOptions {
   db: Kysely<Database>;
   mail: Pick<MailService, 'enqueueMany'>;
+  /** app.webhooks: each inserted entry's `signup.created` event is queued in the batch's transaction. */
+  webhooks: Pick<WebhookQueue, 'wants' | 'enqueue'>;
   log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   hooks?: SignupBatchHooks;
   /** Most signups per transaction (a bigger queue is written by consecutive transactions). */
@@ -65,7 +68,7 @@ export interface SignupBatcher {
 }
 
 export function createSignupBatcher(options: SignupBatcherOptions): SignupBatcher {
-  const { db, mail, log, hooks } = options;
+  const { db, mail, webhooks, log, hooks } = options;
   const maxBatch = options.maxBatch ?? 1000;
   const concurrency = options.concurrency ?? hooks?.concurrency ?? 2;
   const commit = signupBatchCommitter(db);
@@ -74,14 +77,16 @@ export function createSignupBatcher(options: SignupBatcherOptions): SignupBatche
   let scheduled = false;
 
   const commitBatch = (items: readonly SignupBatchItem[]) => {
-    // Without e-mail or a hook the batch is its write alone (on PostgreSQL: one statement, one round trip).
-    if (!hooks?.beforeCommit && !items.some((item) => item.mail)) return commit(items);
+    const events = webhooks.wants('signup.created');
+    // Without e-mail, webhooks or a hook the batch is its write alone (on PostgreSQL: one statement, one round trip).
+    if (!hooks?.beforeCommit && !events && !items.some((item) => item.mail)) return commit(items);
     return commit(items, async (trx, inserted) => {
       const messages: TemplatedMessage[] = [];
       items.forEach((item, i) => {
         if (inserted[i] && item.mail) messages.push(item.mail);
       });
       if (messages.length > 0) await mail.enqueueMany(trx, messages);
+      if (events) await webhooks.enqueue(trx, items.filter((_, i) => inserted[i]).map((item) => webhookEvents.signupCreated(item.entry)));
       await hooks?.beforeCommit?.(items.length);
     });
   };

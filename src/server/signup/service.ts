@@ -22,6 +22,7 @@ import {
   type SuppressionBox,
 } from '../consent/index.js';
 import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
+import { webhookEvents, type WebhookQueue } from '../webhooks/index.js';
 import { insertSignup } from './repository.js';
 import type { SignupBatcher } from './batcher.js';
 
@@ -38,6 +39,8 @@ export interface SignupDeps {
   log: GeoLogger & { info(obj: object, msg: string): void };
   /** app.mail: the confirmation (double opt-in) and welcome e-mails are queued with the entry. */
   mail: MailQueue;
+  /** app.webhooks: a new entry's `signup.created` event is queued with it. */
+  webhooks: Pick<WebhookQueue, 'wants' | 'enqueue'>;
   /** app.secretBox: the address's suppression hash (an erased address is held, see holdAddress). */
   box: SuppressionBox;
   /** app.config.consent: double opt-in, resend interval, welcome e-mail. */
@@ -175,14 +178,14 @@ export async function signUp(
 /** One signup in its own transaction: the path of a signup whose batch failed (and of callers without a batcher). */
 async function signUpAlone(deps: SignupDeps, entry: WaitlistEntry, hash: () => string, now: Date): Promise<SignupOutcome> {
   const joined = { id: entry.id, status: entry.status === 'pending' ? 'pending' : 'joined', created: true } as const;
-  if (!joinMail(deps, entry)) {
-    // The spec's flow: one statement for a new address (see insertSignup), no e-mail.
+  if (!joinMail(deps, entry) && !deps.webhooks.wants('signup.created')) {
+    // The spec's flow: one statement for a new address (see insertSignup), no e-mail, no webhook.
     if (await insertSignup(deps.db, entry, hash())) return joined;
     return deps.db.transaction().execute((trx) => rejoinOrInsert(trx, deps, entry, hash, now));
   }
   return deps.db.transaction().execute(async (trx) => {
     if (await insertSignup(trx, entry, hash())) {
-      await queueJoinMail(trx, deps, entry);
+      await queueInserted(trx, deps, entry);
       return joined;
     }
     return rejoinOrInsert(trx, deps, entry, hash, now);
@@ -205,6 +208,12 @@ async function queueJoinMail(trx: Kysely<Database>, deps: SignupDeps, entry: Pic
   else if (deps.consent.welcome && deps.mail.enabled) await deps.mail.enqueue(trx, welcomeMail(entry));
 }
 
+/** What a new entry causes, in its transaction: its e-mail (queueJoinMail) and its `signup.created` event. */
+async function queueInserted(trx: Kysely<Database>, deps: SignupDeps, entry: WaitlistEntry): Promise<void> {
+  await queueJoinMail(trx, deps, entry);
+  await deps.webhooks.enqueue(trx, [webhookEvents.signupCreated(entry)]);
+}
+
 /** A known address signing up again (inside a transaction); inserts after all when it was erased meanwhile. */
 async function rejoinOrInsert(
   trx: Kysely<Database>,
@@ -219,7 +228,7 @@ async function rejoinOrInsert(
     if (await isSuppressed(trx, deps.box, entry.email)) return holdAddress(trx, deps, entry, 'erased', now);
     // Erased between the insert and this read: it is a new address after all.
     if (!(await insertSignup(trx, entry, hash()))) throw signupError('already_registered');
-    await queueJoinMail(trx, deps, entry);
+    await queueInserted(trx, deps, entry);
     return { id: entry.id, status: entry.status === 'pending' ? 'pending' : 'joined', created: true };
   }
   const confirm = deps.consent.confirmation === 'required';

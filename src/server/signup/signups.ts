@@ -27,7 +27,7 @@ export interface SignupsOptions {
 }
 
 export function createSignups(app: FastifyInstance, { geolocator, consentVersion, signupBatch }: SignupsOptions): Signups {
-  const batcher = createSignupBatcher({ db: app.database.db, mail: app.mail, log: app.log, hooks: signupBatch });
+  const batcher = createSignupBatcher({ db: app.database.db, mail: app.mail, webhooks: app.webhooks, log: app.log, hooks: signupBatch });
   return {
     async create(log, email, ip, attribution) {
       const deps = {
@@ -36,6 +36,7 @@ export function createSignups(app: FastifyInstance, { geolocator, consentVersion
         geolocator,
         log,
         mail: app.mail,
+        webhooks: app.webhooks,
         box: app.secretBox,
         consent: app.config.consent,
         consentVersion,

@@ -27,6 +27,8 @@ const ApiKeysPanel = lazy(() => import('./api-keys/ApiKeysPanel.js'));
 
 // The Records area (issue 30) and its diff library: a chunk of their own, fetched when the dashboard renders.
 const RecordsPanel = lazy(() => import('./records/RecordsPanel.js'));
+// The webhooks area: its own chunk, loaded when the dashboard renders it (below the fold).
+const WebhooksPanel = preloadableLazy(() => import('./webhooks/WebhooksPanel.js'));
 
 /** The table's first page is asked for as soon as the stored session allows, from the address's filter. */
 function prefetchTable(): void {
@@ -35,7 +37,7 @@ function prefetchTable(): void {
 
 /**
  * /admin: the waitlist panel, shown once a session is confirmed. Its areas: the waitlist (table,
- * filters, actions, live updates), the insight panel, the e-mail area, the records, the API keys and the admin's own account;
+ * filters, actions, live updates), the insight panel, the e-mail area, the records, the API keys, webhooks and the admin's own account;
  * what several of them use is in ./common.
  */
 export default function AdminPage() {
@@ -111,6 +113,7 @@ function AdminDashboard({ email }: { email: string }) {
             <Suspense fallback={null}>
               <RecordsPanel onAccessError={onAccessError} />
               <ApiKeysPanel onAccessError={onAccessError} />
+              <WebhooksPanel onAccessError={onAccessError} />
             </Suspense>
             <AccountPanel email={email} onAccessError={onAccessError} />
           </>

@@ -1,4 +1,5 @@
-import { rotateSecret } from '../../auth/secret-rotation.js';
+import { loadSecretBox, rotateSecret } from '../../auth/secret-rotation.js';
+import { resealEndpointSecrets } from '../../webhooks/endpoints.js';
 import { loadConfig } from '../../config.js';
 import { withDatabase } from '../database.js';
 import { CliError, defineCommand, UsageError } from '../program.js';
@@ -22,9 +23,15 @@ export const rotateSecretCommand = defineCommand({
       throw new CliError('Set AUTH_SECRET_KEY to the new key and AUTH_SECRET_KEY_PREVIOUS to the old one (on the servers too, and restart them), then run this again. Nothing was changed.');
     }
     if (config.auth.secretKey?.equals(previous)) throw new CliError('AUTH_SECRET_KEY and AUTH_SECRET_KEY_PREVIOUS are the same key. Nothing was changed.');
-    const result = await withDatabase(io, (db) => rotateSecret(db, config.auth, { tokenLifetimeSeconds: config.auth.jwtExpirySeconds }));
+    const { result, webhooks } = await withDatabase(io, async (db) => {
+      const rotated = await rotateSecret(db, config.auth, { tokenLifetimeSeconds: config.auth.jwtExpirySeconds });
+      // The webhook endpoints' secrets are sealed with the same box (src/server/webhooks/endpoints.ts).
+      return { result: rotated, webhooks: await resealEndpointSecrets(db, await loadSecretBox(config.auth, db)) };
+    });
+    result.unopenable.push(...webhooks.unopenable);
     const hashing = { stored: 'stored, sealed with the new key', resealed: 're-sealed with the new key', unchanged: 'already sealed with the new key' }[result.hashingKey];
     io.stdout.write(`Re-sealed ${plural(result.signingKeys, 'signing key')} and ${plural(result.totpSecrets, 'TOTP secret')} with the new AUTH_SECRET_KEY; the hashing key is ${hashing}.\n`);
+    io.stdout.write(`Re-sealed ${plural(webhooks.resealed, 'webhook secret')} with the new AUTH_SECRET_KEY.\n`);
     io.stdout.write(`New signing key ${result.rotation.kid} (generation ${result.rotation.generation}) signs from now on; the previous ones verify their tokens until they expire.\n`);
     if (result.unopenable.length > 0) {
       io.stderr.write(`${plural(result.unopenable.length, 'sealed value')} open with neither key: ${result.unopenable.join(', ')}.\nKeep AUTH_SECRET_KEY_PREVIOUS until they are dealt with.\n`);
