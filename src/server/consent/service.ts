@@ -93,6 +93,9 @@ export async function confirmEntry(deps: ConsentDeps, entryId: string, ip: strin
         return 'already_confirmed';
       case 'unsubscribed':
         throw linkError('unsubscribed');
+      case 'held':
+        // Never e-mailed, so no link of its own can lead here: as if it were not on the list.
+        throw linkError('entry_gone');
       case 'pending':
       case 'joined': {
         await updateEntryConsent(trx, entry.id, { status: 'confirmed', confirmed_at: nowOf(deps).toISOString(), confirmed_ip: normalizeIp(ip) });

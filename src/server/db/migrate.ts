@@ -15,6 +15,7 @@ import * as exportDownloads from './migrations/2026-11-27T2000-export-downloads.
 import * as outboxLeaseToken from './migrations/2026-11-28T0900-outbox-lease-token.js';
 import * as mfaFailures from './migrations/2026-11-28T0910-mfa-failures.js';
 import * as secretBoxKeys from './migrations/2026-11-28T0920-secret-box-keys.js';
+import * as heldSignups from './migrations/2026-11-29T0400-held-signups.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -33,6 +34,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T0900-outbox-lease-token': outboxLeaseToken,
   '2026-11-28T0910-mfa-failures': mfaFailures,
   '2026-11-28T0920-secret-box-keys': secretBoxKeys,
+  '2026-11-29T0400-held-signups': heldSignups,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */
@@ -67,6 +69,9 @@ export async function migrateToLatest(db: Kysely<any>, migrations: Record<string
   } finally {
     sqlite.pragma(`busy_timeout = ${previousTimeout}`);
   }
+  // Defensive mode off for the batch only: a migration may widen a CHECK by editing the schema
+  // table in place (SQLite's documented procedure; migration 2026-11-29T0400).
+  sqlite.unsafeMode(true);
   try {
     const applied = await runMigrator(db, migrations);
     sqlite.exec('COMMIT');
@@ -74,5 +79,7 @@ export async function migrateToLatest(db: Kysely<any>, migrations: Record<string
   } catch (err) {
     if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
     throw err;
+  } finally {
+    sqlite.unsafeMode(false);
   }
 }
