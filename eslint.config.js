@@ -19,7 +19,7 @@ const WEB_FEATURES = ['waitlist', 'auth', 'admin'];
  * The server's feature rooms (src/server/<name>/): each owns its routes, rules and SQL. `export` is
  * the CSV export's room; until its modules move there (issue 27) they are in src/server/waitlist/.
  */
-export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export'];
+export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export', 'challenge'];
 
 /**
  * The features whose index.ts is a declared interface, and which features may import it (nothing
@@ -28,10 +28,11 @@ export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live'
  * uses until it moves to export/).
  */
 export const SERVER_INTERFACES = {
-  admin: ['insights', 'export'],
-  consent: ['signup', 'admin'],
-  mail: ['signup', 'consent', 'admin', 'auth'],
+  admin: ['insights', 'export', 'challenge'],
+  consent: ['signup', 'admin', 'challenge'],
+  mail: ['signup', 'consent', 'admin', 'auth', 'challenge'],
   auth: ['export'],
+  challenge: ['signup'],
 };
 
 /** The server's neutral infrastructure (src/server/<name>/, and config.ts): it imports no feature. */

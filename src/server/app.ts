@@ -13,6 +13,7 @@ import { waitlistRoutes } from './signup/routes.js';
 import type { SignupBatchHooks } from './signup/batcher.js';
 import { consentRoutes } from './consent/routes.js';
 import { adminWaitlistRoutes } from './admin/routes.js';
+import { challengeRoutes, heldRoutes } from './challenge/routes.js';
 import { adminInsightsRoutes } from './insights/routes.js';
 import { exportRoutes } from './export/routes.js';
 import { siteRoutes } from './site/routes.js';
@@ -144,6 +145,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   });
   await app.register(consentRoutes);
   await app.register(adminWaitlistRoutes);
+  await app.register(challengeRoutes);
+  await app.register(heldRoutes);
   await app.register(adminInsightsRoutes);
   await app.register(exportRoutes);
   await app.register(adminEventsRoutes, options.adminEvents ?? {});

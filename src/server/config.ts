@@ -74,6 +74,17 @@ export interface AppConfig {
   mail: MailConfig | null;
   /** Double opt-in and the e-mails around an entry (src/server/waitlist). */
   consent: ConsentConfig;
+  /** The signup form's proof-of-work challenge (src/server/challenge, decision 053). */
+  challenge: ChallengeConfig;
+}
+
+export interface ChallengeConfig {
+  /** SIGNUP_CHALLENGE: `proof-of-work` holds signups without a valid ALTCHA solution; `off` = the spec's flow. */
+  mode: 'off' | 'proof-of-work';
+  /** SIGNUP_CHALLENGE_MAX_NUMBER: the difficulty, the largest number the browser may have to try. */
+  maxNumber: number;
+  /** SIGNUP_CHALLENGE_TTL_SECONDS: how long a challenge may be solved and used. */
+  ttlSeconds: number;
 }
 
 export interface ConsentConfig {
@@ -187,6 +198,9 @@ const secretKeySetting = (problem: string) =>
       return key;
     });
 
+/** The challenge's default difficulty: about a second of a 4x-throttled phone at worst (decision 053). */
+export const DEFAULT_CHALLENGE_MAX_NUMBER = 50_000;
+
 const envSchema = z.object({
   HOST: z.string().trim().min(1).default('0.0.0.0'),
   PORT: wholeNumber(3000, 0, 65535, 'must be a port number from 0 to 65535'),
@@ -280,6 +294,9 @@ const envSchema = z.object({
   CONFIRMATION_RESEND_SECONDS: wholeNumber(300, 0, 86_400, 'CONFIRMATION_RESEND_SECONDS must be a whole number from 0 to 86400 (a day)'),
   MAIL_WELCOME: z.enum(['off', 'on']).default('off'),
   MAIL_RETENTION_DAYS: wholeNumber(30, 1, 3650, 'MAIL_RETENTION_DAYS must be a whole number from 1 to 3650'),
+  SIGNUP_CHALLENGE: z.enum(['off', 'proof-of-work']).default('off'),
+  SIGNUP_CHALLENGE_MAX_NUMBER: wholeNumber(DEFAULT_CHALLENGE_MAX_NUMBER, 1000, 10_000_000, 'SIGNUP_CHALLENGE_MAX_NUMBER must be a whole number from 1000 to 10000000'),
+  SIGNUP_CHALLENGE_TTL_SECONDS: wholeNumber(600, 60, 3600, 'SIGNUP_CHALLENGE_TTL_SECONDS must be a whole number of seconds from 60 to 3600'),
 });
 
 /** The origin of an http(s) URL that names nothing but the origin (a trailing `/` is allowed), or null. */
@@ -414,6 +431,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       welcome: e.MAIL_WELCOME === 'on',
       outboxRetentionDays: e.MAIL_RETENTION_DAYS,
     },
+    challenge: { mode: e.SIGNUP_CHALLENGE, maxNumber: e.SIGNUP_CHALLENGE_MAX_NUMBER, ttlSeconds: e.SIGNUP_CHALLENGE_TTL_SECONDS },
   };
 }
 

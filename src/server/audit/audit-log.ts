@@ -34,6 +34,9 @@ export type AuditAction =
   | 'mfa_reset'
   // The admin queued failed outbox messages again (src/server/mail/admin-routes.ts).
   | 'mail_retry'
+  // Held signups (no valid proof-of-work solution) approved or rejected by an admin (challenge/held-routes.ts).
+  | 'held_approve'
+  | 'held_reject'
   // `npm run admin -- rotate-secret`: every sealed value re-sealed with a new AUTH_SECRET_KEY.
   | 'secret_rotated';
 

@@ -5,4 +5,4 @@
  */
 export { confirmationMail, queueRequired, welcomeMail, type MailQueue } from './mail.js';
 export { waitlistEmailMessage } from './emails/messages.js';
-export { suppressionHash, type SuppressionBox } from './suppression.js';
+export { isSuppressed, suppressionHash, type SuppressionBox } from './suppression.js';

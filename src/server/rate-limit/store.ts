@@ -38,7 +38,7 @@ export interface RateLimitStore {
  * `link`: the e-mail link routes (confirm, unsubscribe, erase) per client address. `known`: a client
  * address an account signed in from (accountLimitKeys), remembered KNOWN_CLIENT_WINDOW_MS.
  */
-export type LimitKind = 'signup' | 'ip' | 'account' | 'user_update' | 'link' | 'known';
+export type LimitKind = 'signup' | 'challenge' | 'ip' | 'account' | 'user_update' | 'link' | 'known';
 
 /** How long a client address an account signed in from counts as the account's own (accountLimitKeys `known`). */
 export const KNOWN_CLIENT_WINDOW_MS = 30 * 86_400_000;

@@ -17,6 +17,8 @@ import {
   SIGNUP_FORM_FAILURES,
   SIGNUP_PATH,
 } from '../../shared/waitlist/signup-contract.js';
+import { CHALLENGE_FIELD } from '../../shared/waitlist/challenge-contract.js';
+import { createSignupChallenge } from '../challenge/index.js';
 import { isConsentTicked, signupCodeOf, signupRequestSchema, signupSuccessSchema } from './schema.js';
 import { createSignupBatcher, type SignupBatchHooks } from './batcher.js';
 import { isHoneypotFilled, signUp, signupError, signupUnavailable, type SignupDeps, type SignupStatus } from './service.js';
@@ -135,6 +137,8 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
   });
 
   const batcher = createSignupBatcher({ db: app.database.db, mail: app.mail, log: app.log, hooks: signupBatch });
+  // SIGNUP_CHALLENGE=proof-of-work: why a signup is held (no valid solution), or null (off: always null).
+  const checkChallenge = createSignupChallenge(app.database.db, app.secretBox, app.config.challenge);
   const deps = (request: FastifyRequest): SignupDeps => ({
     db: app.database.db,
     batcher,
@@ -168,7 +172,14 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
       if (consent.checkbox !== null && !isConsentTicked(request.body[CONSENT_FIELD])) throw signupError('consent_required');
       try {
         const attribution = requestAttribution(request, request.body, app.config.publicUrl);
-        const { id, status, created } = await signUp(deps(request), request.body.email, request.ip, attribution);
+        const held = await checkChallenge(request.body[CHALLENGE_FIELD]);
+        const { id, status, created } = await signUp(deps(request), request.body.email, request.ip, attribution, held);
+        if (held) {
+          // Held (or left unchanged): no announcement, and the visitor is answered like any signup.
+          // screening: count 'no-challenge' here (wired at merge)
+          request.log.info({ reason: held }, 'waitlist signup held');
+          return answerJoined(request, reply, status);
+        }
         // Committed: open admin pages get a new entry (an array push; sent in batches); a known
         // address signing up again changed an entry they may show.
         if (created) app.liveWaitlist.signedUp(id);

@@ -1,5 +1,6 @@
 import { z } from 'zod/mini';
 import { ATTRIBUTION_FIELDS, type AttributionField } from '../../shared/waitlist/attribution.js';
+import { CHALLENGE_FIELD } from '../../shared/waitlist/challenge-contract.js';
 import { checkWaitlistEmail } from '../../shared/waitlist/email.js';
 import {
   CONSENT_FIELD,
@@ -53,6 +54,8 @@ export const signupRequestSchema = z.pipe(
     [HONEYPOT_FIELD]: z.optional(z.unknown()),
     /** The consent checkbox, when content.ts has one: ticked is JSON `true` or the form's 'on' (see isConsentTicked). */
     [CONSENT_FIELD]: z.optional(z.unknown()),
+    /** The proof-of-work solution (challenge-contract.ts), checked by the challenge room when SIGNUP_CHALLENGE is on. */
+    [CHALLENGE_FIELD]: z.optional(z.unknown()),
   }),
 );
 

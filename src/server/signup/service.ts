@@ -8,7 +8,8 @@ import { isDatabaseUnavailable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import type { TemplatedMessage } from '../mail/index.js';
 import { HONEYPOT_FIELD, SIGNUP_ERRORS, type SignupErrorCode } from '../../shared/waitlist/signup-contract.js';
-import { entryLocation, NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { entryLocation, NO_CONSENT_RECORD, type HeldReason, type WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { holdSignup } from '../challenge/index.js';
 import { NO_ATTRIBUTION, type Attribution } from '../../shared/waitlist/attribution.js';
 import { confirmationMail, queueRequired, suppressionHash, welcomeMail, type MailQueue, type SuppressionBox } from '../consent/index.js';
 import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
@@ -94,6 +95,8 @@ export function signupUnavailable(): HttpError {
  * - Known address (see rejoin): pending gets the confirmation again (at most once per resend
  *   interval) and answers like a new signup; unsubscribed signs back up; anything else is the
  *   spec's `already_registered`.
+ * - `held` (a HeldReason: SIGNUP_CHALLENGE=proof-of-work and no valid solution): see holdSignup;
+ *   answered like a new signup, `created` only when a held entry was stored.
  *
  * With `deps.batcher` (the server), a new address is written by the group commit together with the
  * signups that arrived with it; a known one (or one repeated in the batch) is then handled here on
@@ -109,6 +112,7 @@ export async function signUp(
   email: string,
   ip: string | undefined,
   attribution: Attribution = NO_ATTRIBUTION,
+  held: HeldReason | null = null,
 ): Promise<SignupOutcome> {
   // The spec says "on failure all four are null", but that described a browser asking a third
   // party for its own address. Here the server always knows the address it saw, so ip_address is
@@ -138,6 +142,13 @@ export async function signUp(
   const joined = { id: entry.id, status: confirm ? 'pending' : 'joined', created: true } as const;
 
   try {
+    // No valid proof-of-work solution (SIGNUP_CHALLENGE=proof-of-work): stored held, no e-mail, the
+    // same answer as a signup (challenge/hold.ts); only a known, joined address is a duplicate as ever.
+    if (held) {
+      const outcome = await holdSignup(deps.db, deps.box, entry, held);
+      if (outcome === 'registered') throw signupError('already_registered');
+      return { ...joined, created: outcome === 'held' };
+    }
     if (deps.batcher) {
       let inserted: boolean | null = null;
       try {
