@@ -10,6 +10,9 @@
  */
 export const CHALLENGE_PATH = '/api/signup/challenge';
 
+/** The meta element's name that tells the pages the setting is on (the server adds it; off, pages are as built). */
+export const CHALLENGE_META = 'signup-challenge';
+
 /** The signup body's field holding the solution (the name the ALTCHA widget uses too). */
 export const CHALLENGE_FIELD = 'altcha';
 
