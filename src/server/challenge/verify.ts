@@ -18,7 +18,7 @@ export function createSignupChallenge(db: Kysely<Database>, box: Pick<SecretBox,
   const hmacKey = challengeHmacKey(box);
   const spent = spentChallenges(db);
   return async (solution) => {
-    const verified = await verifySignupSolution(solution, hmacKey, config.maxNumber);
+    const verified = verifySignupSolution(solution, hmacKey, config.maxNumber);
     if (!verified.ok) return verified.reason;
     return (await spent.spend(verified.signature, verified.expiresAt)) ? null : 'challenge_replayed';
   };

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { solveChallenge } from 'altcha-lib/v1';
+import { createChallenge, solveChallenge, verifySolution } from 'altcha-lib/v1';
 import { buildApp } from '../../../src/server/app.js';
 import { listAudit } from '../../../src/server/audit/audit-log.js';
 import { loadConfig } from '../../../src/server/config.js';
-import { challengeIssuer } from '../../../src/server/challenge/pow.js';
+import { challengeIssuer, verifySignupSolution } from '../../../src/server/challenge/pow.js';
 import { ADMIN_HELD_APPROVE_PATH, ADMIN_HELD_REJECT_PATH } from '../../../src/shared/admin/held-api.js';
 import { ADMIN_WAITLIST_PATH, waitlistPageSchema } from '../../../src/shared/admin/waitlist-api.js';
 import { CHALLENGE_FIELD, CHALLENGE_PATH, type SignupChallenge } from '../../../src/shared/waitlist/challenge-contract.js';
@@ -49,6 +49,23 @@ function signUp(t: TestApp, email: string, solution?: string, ip = '198.51.100.1
 async function entryOf(t: TestApp, email: string) {
   return t.app.database.db.selectFrom('waitlist').select(['id', 'status', 'held_reason', 'confirmation_sent_at']).where('email', '=', email).executeTakeFirst();
 }
+
+describe('signup challenge verification', () => {
+  it("agrees with altcha-lib's verifySolution on good, wrong, forged and foreign solutions", async () => {
+    const key = 'k'.repeat(64);
+    const encode = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64');
+    for (let i = 0; i < 10; i++) {
+      const c = await createChallenge({ hmacKey: key, maxnumber: 1000, expires: new Date(Date.now() + 60_000) });
+      const number = (await solveChallenge(c.challenge, c.salt, c.algorithm, 1000).promise)!.number;
+      const good = { algorithm: c.algorithm, challenge: c.challenge, number, salt: c.salt, signature: c.signature };
+      const cases = [good, { ...good, number: number + 1 }, { ...good, signature: 'b'.repeat(64) }, { ...good, salt: `${good.salt}x` }];
+      for (const payload of cases) {
+        expect(verifySignupSolution(encode(payload), key, 1000).ok).toBe(await verifySolution(payload, key, true));
+        expect(verifySignupSolution(encode(payload), 'another key', 1000).ok).toBe(false);
+      }
+    }
+  });
+});
 
 describe.each(TEST_DIALECTS)('signup challenge (%s)', (dialect: TestDialect) => {
   async function app(env: Record<string, string> = CHALLENGE_ENV): Promise<TestApp> {
