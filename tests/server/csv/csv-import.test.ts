@@ -301,7 +301,7 @@ describe('parseWaitlistCsv', () => {
       { email: 'b@example.com', ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION, status: 'confirmed', consent_version: 'v1', confirmed_at: '2026-11-22T11:04:00.000Z' },
     ]);
     expect(parsed.bad).toEqual([
-      { line: 4, reason: 'unknown Status "gone" (expected one of pending, joined, confirmed, invited, unsubscribed)' },
+      { line: 4, reason: 'unknown Status "gone" (expected one of pending, joined, confirmed, invited, unsubscribed, held)' },
       { line: 5, reason: expect.stringMatching(/^unrecognised Confirmed At "yesterday"/) },
       { line: 6, reason: 'Consent Version longer than 200 characters' },
       { line: 7, reason: expect.stringMatching(/^unrecognised Invited At "not a date"/) },
