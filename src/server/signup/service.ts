@@ -248,6 +248,14 @@ async function rejoinOrInsert(
       deps.log.info({ entryId: known.id, status }, 'waitlist signup: unsubscribed address signed back up');
       return { id: known.id, status, created: false };
     }
+    case 'held': {
+      // Held before (no valid proof of work; challenge/hold.ts), now a signup that passed: it joins
+      // as a new signup would, its place on the list kept.
+      const status = confirm ? 'pending' : 'joined';
+      await updateEntryConsent(trx, known.id, { status, held_reason: null, consent_version: deps.consentVersion, confirmation_sent_at: confirm ? at : null });
+      await queueJoinMail(trx, deps, { ...known, status });
+      return { id: known.id, status, created: false };
+    }
     default:
       throw signupError('already_registered');
   }

@@ -153,7 +153,7 @@ describe.each(TEST_DIALECTS)('signup challenge (%s)', (dialect: TestDialect) => 
     expect(await entryOf(t, 'third@example.com')).toMatchObject({ status: 'held', held_reason: 'challenge_replayed' });
   });
 
-  it('never brings a known address back: a duplicate stays a duplicate, a pending one gets nothing', async () => {
+  it('never brings a known address back: a duplicate stays a duplicate, a held one stays held until a solved signup', async () => {
     const t = await app();
     expect((await signUp(t, 'known@example.com', await solve(await fetchChallenge(t)))).statusCode).toBe(201);
     const again = await signUp(t, 'known@example.com');
@@ -162,6 +162,10 @@ describe.each(TEST_DIALECTS)('signup challenge (%s)', (dialect: TestDialect) => 
     expect((await signUp(t, 'held-twice@example.com')).statusCode).toBe(201);
     expect((await signUp(t, 'held-twice@example.com')).statusCode).toBe(201);
     expect(await entryOf(t, 'held-twice@example.com')).toMatchObject({ status: 'held' });
+    // The same person again, this time from the form with its proof of work: joined, not "Already registered".
+    const solved = await signUp(t, 'held-twice@example.com', await solve(await fetchChallenge(t)));
+    expect(solved.statusCode).toBe(201);
+    expect(await entryOf(t, 'held-twice@example.com')).toMatchObject({ status: 'joined', held_reason: null });
   });
 
   it('rate limits the challenge per client address', async () => {
