@@ -19,18 +19,19 @@ const WEB_FEATURES = ['waitlist', 'auth', 'admin'];
  * The server's feature rooms (src/server/<name>/): each owns its routes, rules and SQL. `export` is
  * the CSV export's room; until its modules move there (issue 27) they are in src/server/waitlist/.
  */
-export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export', 'challenge'];
+export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export', 'records', 'challenge'];
 
 /**
  * The features whose index.ts is a declared interface, and which features may import it (nothing
  * else of that room): admin's filter checks and audited actions, consent's e-mails and suppression
  * hash, mail's app.mail types and auth's AdminPrincipal (which the export part of admin/routes.ts
- * uses until it moves to export/).
+ * uses until it moves to export/); records (the kept texts) renders consent's e-mail templates with
+ * placeholders and records each send through app.mail.
  */
 export const SERVER_INTERFACES = {
   admin: ['insights', 'export', 'challenge'],
-  consent: ['signup', 'admin', 'challenge'],
-  mail: ['signup', 'consent', 'admin', 'auth', 'challenge'],
+  consent: ['signup', 'admin', 'records', 'challenge'],
+  mail: ['signup', 'consent', 'admin', 'auth', 'records', 'challenge'],
   auth: ['export'],
   challenge: ['signup'],
 };

@@ -17,6 +17,9 @@ import { challengeRoutes, heldRoutes } from './challenge/routes.js';
 import { adminInsightsRoutes } from './insights/routes.js';
 import { exportRoutes } from './export/routes.js';
 import { siteRoutes } from './site/routes.js';
+import { registerServedPages } from './site/served.js';
+import { registerRecords } from './records/index.js';
+import { adminRecordsRoutes } from './records/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { adminAccountRoutes } from './auth/account-routes.js';
 import { registerAdminGuard } from './auth/require-admin.js';
@@ -30,6 +33,7 @@ import { adminMailRoutes } from './mail/admin-routes.js';
 import { createPubSub, type PubSub } from './pubsub/index.js';
 import { registerLiveWaitlist } from './live/updates.js';
 import { adminEventsRoutes, type AdminEventsOptions } from './live/routes.js';
+import { siteContent } from '../shared/site/content.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -127,6 +131,10 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   // E-mail (src/server/mail): without SMTP_URL, app.mail.enabled is false and no worker runs.
   registerMail(app, config.mail, options.mailWorker);
 
+  // The records (src/server/records): this instance's texts archived before the first request.
+  const setServedPages = registerServedPages(app);
+  await registerRecords(app, { consent: options.consent ?? siteContent.consent, setServedPages });
+
   const geolocator = options.geolocator ?? (await createGeolocator(config.geolocation, app.log));
 
   // Every route's schemas are zod contracts from src/shared (docs/decisions/007).
@@ -152,6 +160,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(adminEventsRoutes, options.adminEvents ?? {});
   await app.register(adminAccountRoutes);
   await app.register(adminMailRoutes);
+  await app.register(adminRecordsRoutes);
   await app.register(authRoutes, { prefix: '/auth/v1' });
   await app.register(siteRoutes);
   return app;

@@ -74,8 +74,18 @@ export interface AppConfig {
   mail: MailConfig | null;
   /** Double opt-in and the e-mails around an entry (src/server/waitlist). */
   consent: ConsentConfig;
+  /** The archive of every text shown or sent (src/server/records, docs/records.md). */
+  records: RecordsConfig;
   /** The signup form's proof-of-work challenge (src/server/challenge, decision 053). */
   challenge: ChallengeConfig;
+}
+
+export interface RecordsConfig {
+  /**
+   * RECORDS_RETENTION_YEARS: a kept version is deleted only this many years after its last use
+   * (17 CFR 227.404: five years). Below 5 only with RECORDS_RETENTION_OVERRIDE=1.
+   */
+  retentionYears: number;
 }
 
 export interface ChallengeConfig {
@@ -294,10 +304,15 @@ const envSchema = z.object({
   CONFIRMATION_RESEND_SECONDS: wholeNumber(300, 0, 86_400, 'CONFIRMATION_RESEND_SECONDS must be a whole number from 0 to 86400 (a day)'),
   MAIL_WELCOME: z.enum(['off', 'on']).default('off'),
   MAIL_RETENTION_DAYS: wholeNumber(30, 1, 3650, 'MAIL_RETENTION_DAYS must be a whole number from 1 to 3650'),
+  RECORDS_RETENTION_YEARS: wholeNumber(5, 1, 100, 'RECORDS_RETENTION_YEARS must be a whole number of years from 1 to 100'),
+  RECORDS_RETENTION_OVERRIDE: z.enum(['0', '1']).default('0'),
   SIGNUP_CHALLENGE: z.enum(['off', 'proof-of-work']).default('off'),
   SIGNUP_CHALLENGE_MAX_NUMBER: wholeNumber(DEFAULT_CHALLENGE_MAX_NUMBER, 1000, 10_000_000, 'SIGNUP_CHALLENGE_MAX_NUMBER must be a whole number from 1000 to 10000000'),
   SIGNUP_CHALLENGE_TTL_SECONDS: wholeNumber(600, 60, 3600, 'SIGNUP_CHALLENGE_TTL_SECONDS must be a whole number of seconds from 60 to 3600'),
 });
+
+/** 17 CFR 227.404(a): a funding portal keeps its records for five years. */
+export const RECORDS_MIN_RETENTION_YEARS = 5;
 
 /** The origin of an http(s) URL that names nothing but the origin (a trailing `/` is allowed), or null. */
 function parsePublicUrl(value: string): string | null {
@@ -389,6 +404,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (e.SIGNUP_CONFIRMATION === 'required' && !e.SMTP_URL) {
     problems.push('SIGNUP_CONFIRMATION: `required` sends a confirmation e-mail, so SMTP_URL, MAIL_FROM and PUBLIC_URL must be set too');
   }
+  if (e.RECORDS_RETENTION_YEARS < RECORDS_MIN_RETENTION_YEARS && e.RECORDS_RETENTION_OVERRIDE !== '1') {
+    problems.push(
+      `RECORDS_RETENTION_YEARS: a funding portal keeps its records for ${RECORDS_MIN_RETENTION_YEARS} years (17 CFR 227.404); ${e.RECORDS_RETENTION_YEARS} is refused unless RECORDS_RETENTION_OVERRIDE=1`,
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     host: e.HOST,
@@ -431,6 +451,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       welcome: e.MAIL_WELCOME === 'on',
       outboxRetentionDays: e.MAIL_RETENTION_DAYS,
     },
+    records: { retentionYears: e.RECORDS_RETENTION_YEARS },
     challenge: { mode: e.SIGNUP_CHALLENGE, maxNumber: e.SIGNUP_CHALLENGE_MAX_NUMBER, ttlSeconds: e.SIGNUP_CHALLENGE_TTL_SECONDS },
   };
 }

@@ -38,7 +38,9 @@ export type AuditAction =
   | 'held_approve'
   | 'held_reject'
   // `npm run admin -- rotate-secret`: every sealed value re-sealed with a new AUTH_SECRET_KEY.
-  | 'secret_rotated';
+  | 'secret_rotated'
+  // The examiner's bundle of kept texts downloaded from the admin (src/server/records; detail: the period).
+  | 'records_export';
 
 export interface AuditInput {
   action: AuditAction;

@@ -6,3 +6,4 @@
 export { confirmationMail, queueRequired, welcomeMail, type MailQueue } from './mail.js';
 export { waitlistEmailMessage } from './emails/messages.js';
 export { isSuppressed, suppressionHash, type SuppressionBox } from './suppression.js';
+export { renderWaitlistEmailForRecords, WAITLIST_EMAIL_TEMPLATES, type WaitlistEmailTemplate } from './emails/index.js';

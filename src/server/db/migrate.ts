@@ -16,6 +16,7 @@ import * as outboxLeaseToken from './migrations/2026-11-28T0900-outbox-lease-tok
 import * as mfaFailures from './migrations/2026-11-28T0910-mfa-failures.js';
 import * as secretBoxKeys from './migrations/2026-11-28T0920-secret-box-keys.js';
 import * as heldSignups from './migrations/2026-11-29T0400-held-signups.js';
+import * as records from './migrations/2026-11-29T0500-records.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -35,6 +36,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T0910-mfa-failures': mfaFailures,
   '2026-11-28T0920-secret-box-keys': secretBoxKeys,
   '2026-11-29T0400-held-signups': heldSignups,
+  '2026-11-29T0500-records': records,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */

@@ -35,6 +35,8 @@ export interface WaitlistTable {
   referrer: string | null;
   landing_path: string | null;
   source: string | null;
+  /** The records_consents row of the texts the person was given when joining (src/server/records); null before issue 30, and for imports. */
+  consent_record: string | null;
   /** Why a `held` entry was held (src/shared/waitlist/entry.ts HELD_REASONS); null for every other status. */
   held_reason: string | null;
 }
@@ -237,6 +239,43 @@ export interface MailOutboxTable {
   sent_at: Timestamp | null;
 }
 
+/** Every version of every text shown or sent (src/server/records): stored once, never changed. */
+export interface RecordsVersionsTable {
+  /** `<kind>:<name>@<16 hex of hash>`. */
+  id: string;
+  kind: 'page' | 'statement' | 'legends' | 'email';
+  /** The page's file, `consent`, `footer`, or the e-mail template's name. */
+  name: string;
+  /** SHA-256 (hex) of `parts`. */
+  hash: string;
+  /** JSON object as text: part name (`page.html`, `subject.txt`…) → the text as served. */
+  parts: string;
+  created_at: Timestamp;
+  first_used_at: Timestamp | null;
+  last_used_at: Timestamp | null;
+  /** bigint: the driver may return a string. */
+  use_count: ColumnType<number | string, number | undefined, number | string>;
+}
+
+/** The versions a signup was given (waitlist.consent_record names a row). */
+export interface RecordsConsentsTable {
+  id: string;
+  /** Null when the server had no web build (development, tests). */
+  page_version: string | null;
+  statement_version: string;
+  legends_version: string;
+  created_at: Timestamp;
+}
+
+/** Each e-mail sent and its template version; kept after the outbox row, deleted once the entry is gone (no foreign key). */
+export interface RecordsMailSendsTable {
+  message_id: string;
+  entry_id: string | null;
+  template: string;
+  version_id: string;
+  sent_at: Timestamp;
+}
+
 export interface Database {
   waitlist: WaitlistTable;
   waitlist_suppressions: WaitlistSuppressionsTable;
@@ -254,6 +293,9 @@ export interface Database {
   audit_log: AuditLogTable;
   mail_outbox: MailOutboxTable;
   export_downloads: ExportDownloadsTable;
+  records_versions: RecordsVersionsTable;
+  records_consents: RecordsConsentsTable;
+  records_mail_sends: RecordsMailSendsTable;
 }
 
 export type { Generated };

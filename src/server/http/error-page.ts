@@ -39,12 +39,13 @@ export function renderErrorPage(template: string, title: string, message: string
 
 /**
  * The build's script-free page template (signup-error.html, `{{title}}` and `{{message}}`), read
- * once on first use; the built-in page when there is no build.
+ * once on first use; the built-in page when there is no build. Each call is a page served (app.servedPages).
  */
 export function pageTemplateLoader(app: FastifyInstance, file: string = SIGNUP_ERROR_FILE): () => Promise<string> {
   const templatePath = path.join(app.config.webRoot, file);
   let template: Promise<string> | undefined;
   return () => {
+    app.servedPages.served(file);
     template ??= fs.readFile(templatePath, 'utf8').catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') app.log.warn({ err, file: templatePath }, 'signup error page unreadable; using the built-in page');
       return FALLBACK_ERROR_PAGE;

@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { MailConfig } from '../config.js';
 import type { Database } from '../db/schema.js';
-import { enqueueMail, enqueueManyMail, startMailRetention, type OutboxMessage, type TemplatedMessage, type TemplateRenderer } from './outbox.js';
+import { enqueueMail, enqueueManyMail, startMailRetention, type OutboxMessage, type SendRecorder, type TemplatedMessage, type TemplateRenderer } from './outbox.js';
 
 // What other features need to queue and render their e-mails (this file is mail's declared interface).
-export type { OutboxMessage, RenderedMail, TemplatedMessage, TemplateRenderer } from './outbox.js';
+export type { OutboxMessage, RenderedMail, SendRecorder, SendingMessage, TemplatedMessage, TemplateRenderer } from './outbox.js';
 import { createMailTransport } from './transport.js';
 import { createMailWorker, type MailWorker, type MailWorkerOptions } from './worker.js';
 
@@ -22,6 +22,8 @@ export interface MailService {
   enqueueMany(db: Kysely<Database>, messages: readonly TemplatedMessage[]): Promise<number>;
   /** Registers the renderer of a template (a feature's e-mails); does nothing when e-mail is off. */
   registerTemplate(name: string, render: TemplateRenderer): void;
+  /** Adds a recorder of every message sent (the records room); does nothing when e-mail is off. */
+  recordSends(recorder: SendRecorder): void;
   /** The outbox's sender; null when e-mail is off. */
   worker: MailWorker | null;
 }
@@ -58,12 +60,14 @@ export function registerMail(app: FastifyInstance, mail: MailConfig | null, over
       enqueue: async () => null,
       enqueueMany: async () => 0,
       registerTemplate: () => undefined,
+      recordSends: () => undefined,
       worker: null,
     } satisfies MailService);
     return;
   }
   const host = messageIdHost(mail);
   const templates = new Map<string, TemplateRenderer>();
+  const recorders: SendRecorder[] = [];
   const worker = createMailWorker({
     db: app.database.db,
     transport: createMailTransport(mail, { pool: true }),
@@ -71,6 +75,7 @@ export function registerMail(app: FastifyInstance, mail: MailConfig | null, over
     maxAttempts: mail.maxAttempts,
     log: app.log,
     templates,
+    recorders,
     ...overrides,
   });
   const enqueueOptions = () => ({ messageIdHost: host, ...(overrides.now ? { now: overrides.now() } : {}) });
@@ -81,6 +86,9 @@ export function registerMail(app: FastifyInstance, mail: MailConfig | null, over
     registerTemplate(name, render) {
       if (templates.has(name)) throw new Error(`mail: a template named "${name}" is registered already`);
       templates.set(name, render);
+    },
+    recordSends(recorder) {
+      recorders.push(recorder);
     },
     worker,
   } satisfies MailService);

@@ -49,6 +49,22 @@ export interface RenderedMail {
  */
 export type TemplateRenderer = (data: Record<string, unknown>, message: { messageId: string; to: string }) => Promise<RenderedMail | { skip: string }>;
 
+/** A message the worker is about to send, as a send recorder sees it (no address, no body). */
+export interface SendingMessage {
+  messageId: string;
+  kind: string;
+  /** The template's name and data of a templated message; null for a message stored with its body. */
+  template: string | null;
+  data: Record<string, unknown> | null;
+}
+
+/**
+ * Records each message sent (the records room: which template version it was): called before the
+ * send, outside any transaction; what it resolves to runs in the transaction that marks the row
+ * sent. A recorder that throws holds the message back (retried later): nothing is sent unrecorded.
+ */
+export type SendRecorder = (message: SendingMessage) => Promise<((trx: Kysely<Database>, sentAt: Date) => Promise<void>) | null>;
+
 export interface EnqueueOptions {
   /** The host part of the Message-ID: the host of PUBLIC_URL. */
   messageIdHost: string;

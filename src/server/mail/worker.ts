@@ -11,6 +11,7 @@ import {
   renewLease,
   type OutboxRow,
   type RenderedMail,
+  type SendRecorder,
   type TemplateRenderer,
 } from './outbox.js';
 import { classifySendError, describeSendError, type MailTransport } from './transport.js';
@@ -46,6 +47,8 @@ export interface MailWorkerOptions {
   backoffMs?: (attempts: number) => number;
   /** The registered templates (app.mail.registerTemplate), looked up when a templated row is sent. */
   templates?: ReadonlyMap<string, TemplateRenderer>;
+  /** Who records each send (app.mail.recordSends), asked at send time. */
+  recorders?: readonly SendRecorder[];
 }
 
 export interface MailWorker {
@@ -70,6 +73,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
   const now = options.now ?? (() => new Date());
   const backoffMs = options.backoffMs ?? ((attempts: number) => defaultBackoffMs(attempts));
   const templates = options.templates ?? new Map<string, TemplateRenderer>();
+  const recorders = options.recorders ?? [];
 
   let stopping = false;
   let timer: NodeJS.Timeout | null = null;
@@ -112,6 +116,39 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
     log.warn({ id: row.id, kind: row.kind, attempts: row.attempts, outcome }, 'mail: the lease ran out during the send and another worker holds the row; this outcome is discarded');
   }
 
+  /** What the recorders write with the row marked sent; null (and the row queued again) when one failed. */
+  async function prepareRecords(row: OutboxRow): Promise<Array<(trx: Kysely<Database>, sentAt: Date) => Promise<void>> | null> {
+    const writes = [];
+    try {
+      for (const recorder of recorders) {
+        const write = await recorder({ messageId: row.messageId, kind: row.kind, template: row.template, data: row.templateData });
+        if (write) writes.push(write);
+      }
+    } catch (err) {
+      const error = `Not sent yet: the send could not be recorded: ${describeSendError(err)}`.slice(0, 1000);
+      log.error({ err, id: row.id, kind: row.kind }, 'mail: the send could not be recorded; retrying later');
+      if (!(await markRetry(db, row, new Date(now().getTime() + backoffMs(row.attempts)), error))) leaseLost(row, 'not recorded');
+      return null;
+    }
+    return writes;
+  }
+
+  /** Marks the row sent with what the recorders write; if their writes fail, the row is still marked sent (it went). */
+  async function settleSent(row: OutboxRow, writes: Array<(trx: Kysely<Database>, sentAt: Date) => Promise<void>>): Promise<boolean> {
+    const sentAt = now();
+    if (writes.length === 0) return markSent(db, row, sentAt);
+    try {
+      return await db.transaction().execute(async (trx) => {
+        if (!(await markSent(trx, row, sentAt))) return false;
+        for (const write of writes) await write(trx, sentAt);
+        return true;
+      });
+    } catch (err) {
+      log.error({ err, id: row.id, kind: row.kind }, 'mail: sent, but the send record could not be written');
+      return markSent(db, row, sentAt);
+    }
+  }
+
   async function send(row: OutboxRow): Promise<void> {
     let mail: Pick<RenderedMail, 'subject' | 'text' | 'html' | 'headers'> = row;
     if (row.template !== null) {
@@ -123,6 +160,8 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
       // The stored headers (none for a template) first; the render's own may add to them.
       mail = { ...rendered, headers: { ...row.headers, ...rendered.headers } };
     }
+    const records = await prepareRecords(row);
+    if (!records) return;
     try {
       await transport.sendMail({
         from,
@@ -146,7 +185,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
       return;
     }
     // If this write fails the lease runs out and the message goes again: at least once, never lost.
-    if (await markSent(db, row, now())) log.info({ id: row.id, kind: row.kind, attempts: row.attempts }, 'mail: sent');
+    if (await settleSent(row, records)) log.info({ id: row.id, kind: row.kind, attempts: row.attempts }, 'mail: sent');
     else leaseLost(row, 'sent');
   }
 

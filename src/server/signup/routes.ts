@@ -148,6 +148,7 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
     box: app.secretBox,
     consent: app.config.consent,
     consentVersion: consent.version,
+    consentRecord: app.records.consentRecord,
   });
 
   app.withTypeProvider<ZodTypeProvider>().post(

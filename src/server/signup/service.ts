@@ -35,6 +35,8 @@ export interface SignupDeps {
   consent: Pick<ConsentConfig, 'confirmation' | 'confirmationResendSeconds' | 'welcome'>;
   /** The version of the consent text the visitor saw (content.ts `consent.version`), stored with the entry. */
   consentVersion: string;
+  /** The kept texts the visitor was given (app.records.consentRecord: page, statement, legends), stored with the entry. */
+  consentRecord: string | null;
   /** The clock (tests); now by default. */
   now?: () => Date;
 }
@@ -134,6 +136,7 @@ export async function signUp(
     ...attribution,
     status: confirm ? 'pending' : 'joined',
     consent_version: deps.consentVersion,
+    consent_record: deps.consentRecord,
     confirmation_sent_at: confirm ? at : null,
   };
   // Computed once, and only when needed: the batch skips it while no address is suppressed (SQLite).
@@ -218,7 +221,7 @@ async function rejoinOrInsert(
     case 'pending': {
       if (!confirm) {
         // Double opt-in was turned off since: under the spec's flow, signing up is joining.
-        await updateEntryConsent(trx, known.id, { status: 'joined', consent_version: deps.consentVersion });
+        await updateEntryConsent(trx, known.id, { status: 'joined', consent_version: deps.consentVersion, consent_record: deps.consentRecord });
         await queueJoinMail(trx, deps, { ...known, status: 'joined' });
         return { id: known.id, status: 'joined', created: false };
       }
@@ -226,7 +229,7 @@ async function rejoinOrInsert(
       // sent again at most once per resend interval, so the form cannot be used to flood a mailbox.
       const sentAt = known.confirmation_sent_at === null ? 0 : Date.parse(known.confirmation_sent_at);
       if (now.getTime() - sentAt >= deps.consent.confirmationResendSeconds * 1000) {
-        await updateEntryConsent(trx, known.id, { confirmation_sent_at: at, consent_version: deps.consentVersion });
+        await updateEntryConsent(trx, known.id, { confirmation_sent_at: at, consent_version: deps.consentVersion, consent_record: deps.consentRecord });
         await queueRequired(deps.mail, trx, confirmationMail(known));
         deps.log.info({ entryId: known.id }, 'waitlist signup: confirmation sent again');
       }
@@ -239,6 +242,7 @@ async function rejoinOrInsert(
       await updateEntryConsent(trx, known.id, {
         status,
         consent_version: deps.consentVersion,
+        consent_record: deps.consentRecord,
         unsubscribed_at: null,
         confirmation_sent_at: confirm ? at : null,
         confirmed_at: null,

@@ -69,6 +69,7 @@ export async function siteRoutes(app: FastifyInstance): Promise<void> {
     app.get(route, async (request, reply) => {
       const html = pages.get(file);
       if (!html) return reply.callNotFound();
+      app.servedPages.served(file);
       return sendHtml(reply, 200, html);
     });
   }
@@ -78,7 +79,10 @@ export async function siteRoutes(app: FastifyInstance): Promise<void> {
     request.log.info({ path: request.url.split('?')[0], method: request.method }, 'not found');
     const wantsHtml = (request.method === 'GET' || request.method === 'HEAD') && !request.url.startsWith('/api/') && !request.url.startsWith('/auth/v1/');
     const html = pages.get(PAGES.notFound.file);
-    if (wantsHtml && html) return sendHtml(reply, 404, html);
+    if (wantsHtml && html) {
+      app.servedPages.served(PAGES.notFound.file);
+      return sendHtml(reply, 404, html);
+    }
     return reply.status(404).send({ error: { code: 'not_found', message: `No route for ${request.method} ${request.url.split('?')[0]}` } });
   });
 }

@@ -206,6 +206,16 @@ export const siteContent: SiteContent = {
   loadingLabel: 'Loading…',
 };
 
+/**
+ * The statements that cannot be lost (issue 30; Rule 200(c) asks every communication to name the
+ * funding portal): the portal's name, its registration line and the footer's three legends, as
+ * every page and every e-mail shows them. A test fails if a page or an e-mail template lacks one.
+ */
+export function requiredStatements(content: SiteContent = siteContent): string[] {
+  const { productName, registrationNumber, footer } = content;
+  return [productName, `${footer.registrationLabel}: ${registrationNumber}`, footer.fundingPortal, footer.noAdvice, footer.regulationCf];
+}
+
 /** Copy only the prerender uses: kept out of `siteContent`, so the browser's bundle does not carry it. */
 export const prerenderContent = {
   /** The `<meta name="description">` of every page. */

@@ -52,6 +52,8 @@ export const waitlistEntrySchema = z.object({
   landing_path: z.nullable(z.string()),
   /** Derived at signup: utm_source lower-cased, else the referrer's host, else null ("Direct"). */
   source: z.nullable(z.string()),
+  /** The record of the texts shown when the person joined (page, consent statement, legends; src/server/records), or null. */
+  consent_record: z.nullable(z.string()),
   /** Why a `held` entry was held (HELD_REASONS); null for every other status. */
   held_reason: z.nullable(z.string()),
 });
@@ -62,6 +64,7 @@ export type WaitlistEntry = z.infer<typeof waitlistEntrySchema>;
 export const NO_CONSENT_RECORD = {
   status: 'joined',
   consent_version: null,
+  consent_record: null,
   confirmation_sent_at: null,
   confirmed_at: null,
   confirmed_ip: null,

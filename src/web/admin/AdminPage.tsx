@@ -1,4 +1,4 @@
-import { Suspense, useCallback, useEffect } from 'react';
+import { lazy, Suspense, useCallback, useEffect } from 'react';
 import { filterFromSearchParams, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { siteContent } from '../../shared/site/content.js';
 import { PAGES } from '../../shared/site/pages.js';
@@ -23,6 +23,9 @@ import { WaitlistPanel } from './waitlist/WaitlistPanel.js';
 const InsightPanel = preloadableLazy(() => import('./insights/InsightPanel.js'));
 void InsightPanel.preload();
 
+// The Records area (issue 30) and its diff library: a chunk of their own, fetched when the dashboard renders.
+const RecordsPanel = lazy(() => import('./records/RecordsPanel.js'));
+
 /** The table's first page is asked for as soon as the stored session allows, from the address's filter. */
 function prefetchTable(): void {
   prefetchFirstPage(filterFromSearchParams(new URLSearchParams(window.location.search)));
@@ -30,7 +33,7 @@ function prefetchTable(): void {
 
 /**
  * /admin: the waitlist panel, shown once a session is confirmed. Its areas: the waitlist (table,
- * filters, actions, live updates), the insight panel, the e-mail area and the admin's own account;
+ * filters, actions, live updates), the insight panel, the e-mail area, the records and the admin's own account;
  * what several of them use is in ./common.
  */
 export default function AdminPage() {
@@ -103,6 +106,9 @@ function AdminDashboard({ email }: { email: string }) {
               </Suspense>
             )}
             <MailPanel mail={mail} onAccessError={onAccessError} />
+            <Suspense fallback={null}>
+              <RecordsPanel onAccessError={onAccessError} />
+            </Suspense>
             <AccountPanel email={email} onAccessError={onAccessError} />
           </>
         )}

@@ -251,7 +251,7 @@ describe('parseWaitlistCsv', () => {
     const entries: WaitlistEntry[] = [
       {
         id: '1', email: 'kept@example.com', created_at: '2026-11-22T06:04:00.000Z', ip_address: '203.0.113.9', country: null, city: null, region: null,
-        status: 'invited', consent_version: '=2026-11-24', confirmation_sent_at: '2026-11-22T06:04:00.000Z', confirmed_at: '2026-11-22T06:05:07.123Z',
+        status: 'invited', consent_version: '=2026-11-24', consent_record: null, confirmation_sent_at: '2026-11-22T06:04:00.000Z', confirmed_at: '2026-11-22T06:05:07.123Z',
         confirmed_ip: '2001:db8::7', invited_at: '2026-12-01T09:00:00.000Z', unsubscribed_at: null, held_reason: null, ...NO_ATTRIBUTION,
       },
       {

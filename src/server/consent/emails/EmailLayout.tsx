@@ -7,7 +7,8 @@ import { footerWords } from './words.js';
  * emerald accent) but dark text on a light background, which every mail client renders and reads
  * well: table-based layout from @react-email, inline styles, no images, no web fonts.
  * The footer carries what each e-mail must: who sends it and why, the "Unsubscribe or erase your
- * data" link (the manage link, also the List-Unsubscribe header), and the sender's postal address.
+ * data" link (the manage link, also the List-Unsubscribe header), the sender's postal address, and
+ * the portal's registration line and legends (content.ts requiredStatements, issue 30).
  */
 export const colors = {
   ink: '#060b18',
@@ -35,6 +36,7 @@ const styles = {
   footer: { padding: '24px 32px 8px' },
   footerText: { margin: '0 0 8px', color: colors.muted, fontSize: '13px', lineHeight: '20px' },
   footerLink: { color: colors.link, textDecoration: 'underline' },
+  legendText: { margin: '0 0 8px', color: colors.muted, fontSize: '12px', lineHeight: '18px' },
 };
 
 export const textStyle = { margin: '0 0 16px', color: colors.text, fontSize: '16px', lineHeight: '26px' };
@@ -88,6 +90,12 @@ export function EmailLayout({ preview, heading, manageUrl, children }: EmailLayo
               </Link>
             </Text>
             <Text style={styles.footerText}>{footer.postalAddress}</Text>
+            <Text style={styles.footerText}>{footer.registration}</Text>
+            {footer.legends.map((legend) => (
+              <Text key={legend} style={styles.legendText}>
+                {legend}
+              </Text>
+            ))}
           </Section>
         </Container>
       </Body>

@@ -6,6 +6,7 @@ import {
   CONFIRM_PAGE_PATH,
   ERASE_LINK_TTL_MINUTES,
   ERASE_PAGE_PATH,
+  LINK_TOKEN_PARAM,
   MANAGE_LINK_TTL_DAYS,
   ONE_CLICK_FIELD,
   ONE_CLICK_VALUE,
@@ -46,6 +47,53 @@ function loadViews(): Promise<Views> {
   return views;
 }
 
+/** What a template's links and words depend on: each recipient's links, and the settings. */
+interface TemplateInputs {
+  manage: string;
+  confirm: () => string;
+  erase: () => string;
+  publicUrl: string;
+  confirmationLinkTtlSeconds: number;
+}
+
+async function renderBodies(template: WaitlistEmailTemplate, inputs: TemplateInputs): Promise<RenderModule.RenderedBodies> {
+  const render = await loadViews();
+  const manageUrl = inputs.manage;
+  switch (template) {
+    case 'confirmation':
+      return render.renderConfirmationEmail({ confirmUrl: inputs.confirm(), manageUrl, hours: Math.round(inputs.confirmationLinkTtlSeconds / 3600) });
+    case 'welcome':
+      return render.renderWelcomeEmail({ manageUrl });
+    case 'erasure':
+      return render.renderErasureEmail({ eraseUrl: inputs.erase(), manageUrl });
+    case 'invite':
+      return render.renderInviteEmail({ inviteUrl: new URL(emailContent.invite.url, inputs.publicUrl).toString(), manageUrl });
+  }
+}
+
+/** Stands for each recipient's own signed token in a template's archived version (src/server/records). */
+export const RECIPIENT_TOKEN_PLACEHOLDER = '{recipient-token}';
+
+/**
+ * A template as every recipient gets it, with a placeholder where each recipient's link token goes
+ * (no address is in a body): the text the records archive as the template's version (issue 30).
+ * The same code as the send, so a change of the words, the layout or a setting the words show (the
+ * confirmation link's hours) is a new version.
+ */
+export async function renderWaitlistEmailForRecords(
+  template: WaitlistEmailTemplate,
+  settings: { publicUrl: string; confirmationLinkTtlSeconds: number },
+): Promise<{ subject: string; text: string; html: string }> {
+  const placeholder = (path: string) => `${new URL(path, settings.publicUrl).toString()}?${LINK_TOKEN_PARAM}=${RECIPIENT_TOKEN_PLACEHOLDER}`;
+  const bodies = await renderBodies(template, {
+    manage: placeholder(PREFERENCES_PAGE_PATH),
+    confirm: () => placeholder(CONFIRM_PAGE_PATH),
+    erase: () => placeholder(ERASE_PAGE_PATH),
+    ...settings,
+  });
+  return { subject: waitlistEmailSubject(template), text: bodies.text, html: bodies.html };
+}
+
 /** By app.mail: the same object in every plugin scope of one app. */
 const registered = new WeakSet<object>();
 
@@ -77,19 +125,13 @@ export function registerWaitlistEmails(app: FastifyInstance): void {
       const link = (path: string, purpose: LinkPurpose, ttlSeconds: number) =>
         linkUrl(publicUrl, path, createLinkToken(app.secretBox, { entryId: entry.id, purpose, expiresAt: now + ttlSeconds }));
       const manageUrl = link(PREFERENCES_PAGE_PATH, 'manage', MANAGE_LINK_TTL_SECONDS);
-      const render = await loadViews();
-      const bodies =
-        template === 'confirmation'
-          ? await render.renderConfirmationEmail({
-              confirmUrl: link(CONFIRM_PAGE_PATH, 'confirm', confirmationLinkTtlSeconds),
-              manageUrl,
-              hours: Math.round(confirmationLinkTtlSeconds / 3600),
-            })
-          : template === 'welcome'
-            ? await render.renderWelcomeEmail({ manageUrl })
-            : template === 'erasure'
-              ? await render.renderErasureEmail({ eraseUrl: link(ERASE_PAGE_PATH, 'erase', ERASE_LINK_TTL_SECONDS), manageUrl })
-              : await render.renderInviteEmail({ inviteUrl: new URL(emailContent.invite.url, publicUrl).toString(), manageUrl });
+      const bodies = await renderBodies(template, {
+        manage: manageUrl,
+        confirm: () => link(CONFIRM_PAGE_PATH, 'confirm', confirmationLinkTtlSeconds),
+        erase: () => link(ERASE_PAGE_PATH, 'erase', ERASE_LINK_TTL_SECONDS),
+        publicUrl,
+        confirmationLinkTtlSeconds,
+      });
       return {
         subject: waitlistEmailSubject(template),
         text: bodies.text,

@@ -1,4 +1,4 @@
-import { emailContent, siteContent } from '../../../shared/site/content.js';
+import { emailContent, requiredStatements, siteContent } from '../../../shared/site/content.js';
 
 /**
  * The e-mails' words (src/shared/site/content.ts `emailContent`) with their placeholders filled:
@@ -19,12 +19,19 @@ export function waitlistEmailSubject(template: WaitlistEmailTemplate): string {
   return fill(emailContent[template].subject);
 }
 
-/** Every e-mail's footer: why the person gets it, the manage link's words, the sender's postal address. */
+/**
+ * Every e-mail's footer: why the person gets it, the manage link's words, the sender's postal
+ * address, and the statements every page carries too (the registration line and the legends,
+ * content.ts requiredStatements; the portal's name is the e-mail's header).
+ */
 export function footerWords() {
+  const [productName, registration, ...legends] = requiredStatements();
   return {
-    productName: siteContent.productName,
+    productName: productName!,
     reason: fill(emailContent.footer.reason),
     manage: fill(emailContent.footer.manage),
     postalAddress: fill(emailContent.postalAddress),
+    registration: registration!,
+    legends,
   };
 }
