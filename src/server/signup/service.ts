@@ -256,7 +256,7 @@ async function rejoinOrInsert(
       // Held before (no valid proof of work; challenge/hold.ts), now a signup that passed: it joins
       // as a new signup would, its place on the list kept.
       const status = confirm ? 'pending' : 'joined';
-      await updateEntryConsent(trx, known.id, { status, held_reason: null, consent_version: deps.consentVersion, confirmation_sent_at: confirm ? at : null });
+      await updateEntryConsent(trx, known.id, { status, held_reason: null, consent_version: deps.consentVersion, consent_record: deps.consentRecord, confirmation_sent_at: confirm ? at : null });
       await queueJoinMail(trx, deps, { ...known, status });
       return { id: known.id, status, created: false };
     }
