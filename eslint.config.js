@@ -19,7 +19,7 @@ const WEB_FEATURES = ['waitlist', 'auth', 'admin', 'embed'];
  * The server's feature rooms (src/server/<name>/): each owns its routes, rules and SQL. `export` is
  * the CSV export's room; until its modules move there (issue 27) they are in src/server/waitlist/.
  */
-export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export', 'records', 'api', 'embed', 'webhooks'];
+export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export', 'records', 'api', 'embed', 'webhooks', 'challenge'];
 
 /**
  * The features whose index.ts is a declared interface, and which features may import it (nothing
@@ -30,14 +30,15 @@ export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live'
  * signup's adding of a signup, and export's tickets.
  */
 export const SERVER_INTERFACES = {
-  admin: ['insights', 'export', 'api'],
-  consent: ['signup', 'admin', 'records'],
-  mail: ['signup', 'consent', 'admin', 'auth', 'records'],
+  admin: ['insights', 'export', 'api', 'challenge'],
+  consent: ['signup', 'admin', 'records', 'challenge'],
+  mail: ['signup', 'consent', 'admin', 'auth', 'records', 'challenge'],
   auth: ['export'],
   signup: ['api'],
   export: ['api'],
   // The queue features raise webhook events through (app.webhooks) and the events' payloads.
-  webhooks: ['signup', 'consent', 'admin'],
+  webhooks: ['signup', 'consent', 'admin', 'challenge'],
+  challenge: ['signup'],
 };
 
 /** The server's neutral infrastructure (src/server/<name>/, and config.ts): it imports no feature. */

@@ -19,6 +19,7 @@ import { createEmailDomainScreen } from './email-domains/index.js';
 import type { SignupBatchHooks } from './signup/batcher.js';
 import { consentRoutes } from './consent/routes.js';
 import { adminWaitlistRoutes } from './admin/routes.js';
+import { challengeRoutes, heldRoutes } from './challenge/routes.js';
 import { adminInsightsRoutes } from './insights/routes.js';
 import { exportRoutes } from './export/routes.js';
 import { siteRoutes } from './site/routes.js';
@@ -172,6 +173,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(apiRoutes, { signups, consent });
   await app.register(consentRoutes);
   await app.register(adminWaitlistRoutes);
+  await app.register(challengeRoutes);
+  await app.register(heldRoutes);
   await app.register(adminInsightsRoutes);
   await app.register(exportRoutes);
   await app.register(adminEventsRoutes, options.adminEvents ?? {});

@@ -88,6 +88,8 @@ export interface AppConfig {
   records: RecordsConfig;
   /** Outgoing webhooks (src/server/webhooks, docs/webhooks.md). */
   webhooks: WebhooksConfig;
+  /** The signup form's proof-of-work challenge (src/server/challenge, decision 053). */
+  challenge: ChallengeConfig;
 }
 
 export interface EmailDomainsConfig {
@@ -124,6 +126,15 @@ export interface WebhooksConfig {
   maxEndpoints: number;
   /** WEBHOOK_SECRET_OVERLAP_HOURS: after a rotation, the previous secret signs too for this long. */
   secretOverlapMs: number;
+}
+
+export interface ChallengeConfig {
+  /** SIGNUP_CHALLENGE: `proof-of-work` holds signups without a valid ALTCHA solution; `off` = the spec's flow. */
+  mode: 'off' | 'proof-of-work';
+  /** SIGNUP_CHALLENGE_MAX_NUMBER: the difficulty, the largest number the browser may have to try. */
+  maxNumber: number;
+  /** SIGNUP_CHALLENGE_TTL_SECONDS: how long a challenge may be solved and used. */
+  ttlSeconds: number;
 }
 
 export interface ConsentConfig {
@@ -249,6 +260,9 @@ const secretKeySetting = (problem: string) =>
       if (!key) ctx.addIssue({ code: 'custom', message: problem });
       return key;
     });
+
+/** The challenge's default difficulty: about a second of a 4x-throttled phone at worst (decision 053). */
+export const DEFAULT_CHALLENGE_MAX_NUMBER = 50_000;
 
 const envSchema = z.object({
   HOST: z.string().trim().min(1).default('0.0.0.0'),
@@ -387,6 +401,9 @@ const envSchema = z.object({
   WEBHOOK_RETENTION_DAYS: wholeNumber(30, 1, 3650, 'WEBHOOK_RETENTION_DAYS must be a whole number from 1 to 3650'),
   WEBHOOK_MAX_ENDPOINTS: wholeNumber(20, 1, 100, 'WEBHOOK_MAX_ENDPOINTS must be a whole number from 1 to 100'),
   WEBHOOK_SECRET_OVERLAP_HOURS: wholeNumber(24, 0, 720, 'WEBHOOK_SECRET_OVERLAP_HOURS must be a whole number from 0 to 720 (30 days)'),
+  SIGNUP_CHALLENGE: z.enum(['off', 'proof-of-work']).default('off'),
+  SIGNUP_CHALLENGE_MAX_NUMBER: wholeNumber(DEFAULT_CHALLENGE_MAX_NUMBER, 1000, 10_000_000, 'SIGNUP_CHALLENGE_MAX_NUMBER must be a whole number from 1000 to 10000000'),
+  SIGNUP_CHALLENGE_TTL_SECONDS: wholeNumber(600, 60, 3600, 'SIGNUP_CHALLENGE_TTL_SECONDS must be a whole number of seconds from 60 to 3600'),
 });
 
 /** 17 CFR 227.404(a): a funding portal keeps its records for five years. */
@@ -567,6 +584,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxEndpoints: e.WEBHOOK_MAX_ENDPOINTS,
       secretOverlapMs: e.WEBHOOK_SECRET_OVERLAP_HOURS * 3_600_000,
     },
+    challenge: { mode: e.SIGNUP_CHALLENGE, maxNumber: e.SIGNUP_CHALLENGE_MAX_NUMBER, ttlSeconds: e.SIGNUP_CHALLENGE_TTL_SECONDS },
   };
 }
 

@@ -187,6 +187,19 @@ export async function inviteMatchingWaitlist(
   return outcome;
 }
 
+/**
+ * The ids a selection names, in chunks of up to ID_CHUNK_SIZE: the named ids (unique), or those of
+ * every entry matching the filter but `except`, in keyset batches (for other rooms' actions on a
+ * selection: the held signups' approve and reject).
+ */
+export async function* selectionIdChunks(db: Kysely<Database>, selection: Selection): AsyncGenerator<string[]> {
+  if ('ids' in selection) {
+    yield* chunk(uniqueIds(selection.ids), ID_CHUNK_SIZE);
+    return;
+  }
+  yield* iterateMatchingIds(db, selection.filter, new Set(selection.except), ID_CHUNK_SIZE);
+}
+
 /** inviteWaitlistEntries or inviteMatchingWaitlist, as the selection names the entries. */
 export function inviteSelection(db: Kysely<Database>, selection: Selection, options: InviteOptions): Promise<InviteOutcome> {
   return 'ids' in selection

@@ -38,6 +38,9 @@ export type AuditAction =
   | 'mail_retry'
   // A cap held back a confirmation e-mail (mail/caps.ts): the cap and the message, never the address; once per cap and window.
   | 'mail_capped'
+  // Held signups (no valid proof-of-work solution) approved or rejected by an admin (challenge/held-routes.ts).
+  | 'held_approve'
+  | 'held_reject'
   // `npm run admin -- rotate-secret`: every sealed value re-sealed with a new AUTH_SECRET_KEY.
   | 'secret_rotated'
   // The examiner's bundle of kept texts downloaded from the admin (src/server/records; detail: the period).

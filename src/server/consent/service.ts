@@ -96,6 +96,9 @@ export async function confirmEntry(deps: ConsentDeps, entryId: string, ip: strin
         return 'already_confirmed';
       case 'unsubscribed':
         throw linkError('unsubscribed');
+      case 'held':
+        // Never e-mailed, so no link of its own can lead here: as if it were not on the list.
+        throw linkError('entry_gone');
       case 'pending':
       case 'joined': {
         const confirmedAt = nowOf(deps).toISOString();

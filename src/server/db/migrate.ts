@@ -17,6 +17,7 @@ import * as mfaFailures from './migrations/2026-11-28T0910-mfa-failures.js';
 import * as secretBoxKeys from './migrations/2026-11-28T0920-secret-box-keys.js';
 import * as suppressionKeyCheck from './migrations/2026-11-29T0200-suppression-key-check.js';
 import * as signupScreening from './migrations/2026-11-29T0300-signup-screening.js';
+import * as heldSignups from './migrations/2026-11-29T0400-held-signups.js';
 import * as records from './migrations/2026-11-29T0500-records.js';
 import * as apiKeys from './migrations/2026-11-29T0800-api-keys.js';
 import * as webhooks from './migrations/2026-11-29T0600-webhooks.js';
@@ -40,6 +41,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T0920-secret-box-keys': secretBoxKeys,
   '2026-11-29T0200-suppression-key-check': suppressionKeyCheck,
   '2026-11-29T0300-signup-screening': signupScreening,
+  '2026-11-29T0400-held-signups': heldSignups,
   '2026-11-29T0500-records': records,
   '2026-11-29T0800-api-keys': apiKeys,
   '2026-11-29T0600-webhooks': webhooks,
@@ -77,6 +79,9 @@ export async function migrateToLatest(db: Kysely<any>, migrations: Record<string
   } finally {
     sqlite.pragma(`busy_timeout = ${previousTimeout}`);
   }
+  // Defensive mode off for the batch only: a migration may widen a CHECK by editing the schema
+  // table in place (SQLite's documented procedure; migration 2026-11-29T0400).
+  sqlite.unsafeMode(true);
   try {
     const applied = await runMigrator(db, migrations);
     sqlite.exec('COMMIT');
@@ -84,5 +89,7 @@ export async function migrateToLatest(db: Kysely<any>, migrations: Record<string
   } catch (err) {
     if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
     throw err;
+  } finally {
+    sqlite.unsafeMode(false);
   }
 }

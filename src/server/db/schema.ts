@@ -37,6 +37,14 @@ export interface WaitlistTable {
   source: string | null;
   /** The records_consents row of the texts the person was given when joining (src/server/records); null before issue 30, and for imports. */
   consent_record: string | null;
+  /** Why a `held` entry was held (src/shared/waitlist/entry.ts HELD_REASONS); null for every other status. */
+  held_reason: string | null;
+}
+
+/** Proof-of-work challenges already used (signup/challenge.ts), kept until they expire (Unix seconds). */
+export interface SignupChallengesSpentTable {
+  signature: string;
+  expires_at: ColumnType<number | string, number, never>;
 }
 
 /** Erased addresses, as keyed hashes only (app.secretBox.hmac, context SUPPRESSION_HASH_CONTEXT). */
@@ -353,6 +361,7 @@ export interface Database {
   waitlist: WaitlistTable;
   waitlist_suppressions: WaitlistSuppressionsTable;
   waitlist_rollup: WaitlistRollupTable;
+  signup_challenges_spent: SignupChallengesSpentTable;
   admin_users: AdminUsersTable;
   admin_sessions: AdminSessionsTable;
   admin_refresh_tokens: AdminRefreshTokensTable;

@@ -52,7 +52,7 @@ export async function lockWaitlistEntry(trx: Db, by: { email: string } | { id: s
 
 /** The consent and e-mail fields an update may change (never the address, the time joined or the place). */
 export type EntryConsentUpdate = Partial<
-  Pick<WaitlistEntry, 'status' | 'consent_version' | 'consent_record' | 'confirmation_sent_at' | 'confirmed_at' | 'confirmed_ip' | 'unsubscribed_at'>
+  Pick<WaitlistEntry, 'status' | 'consent_version' | 'consent_record' | 'confirmation_sent_at' | 'confirmed_at' | 'confirmed_ip' | 'unsubscribed_at' | 'held_reason'>
 >;
 
 /** Updates one entry's consent fields; resolves to whether it still existed. */

@@ -39,7 +39,7 @@ export interface RateLimitStore {
  * `link`: the e-mail link routes (confirm, unsubscribe, erase) per client address. `known`: a client
  * address an account signed in from (accountLimitKeys), remembered KNOWN_CLIENT_WINDOW_MS.
  */
-export type LimitKind = 'signup' | 'ip' | 'account' | 'user_update' | 'link' | 'known' | 'api_key' | 'api_auth' | MailCapKind;
+export type LimitKind = 'signup' | 'challenge' | 'ip' | 'account' | 'user_update' | 'link' | 'known' | 'api_key' | 'api_auth' | MailCapKind;
 
 /** The e-mail caps' counters (mail/caps.ts): per recipient address, per recipient domain, per client address. */
 export type MailCapKind = 'mail_address' | 'mail_domain' | 'mail_client';

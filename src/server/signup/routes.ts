@@ -22,6 +22,8 @@ import { isConsentTicked, isKnownList, signupCodeOf, signupRequestSchema, signup
 import { isHoneypotFilled, signupError, signupUnavailable, type SignupStatus } from './service.js';
 import type { Signups } from './signups.js';
 import { screenSignup } from './screening.js';
+import { CHALLENGE_FIELD } from '../../shared/waitlist/challenge-contract.js';
+import { createSignupChallenge } from '../challenge/index.js';
 
 export interface WaitlistRoutesOptions {
   /** Where signups are stored (signups.ts; the API adds its signups through the same one). */
@@ -174,6 +176,9 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
     storeError: (err, reply) => (isDatabaseUnavailable(err) ? unavailable(reply) : err instanceof Error ? err : new Error(String(err))),
   });
 
+  // SIGNUP_CHALLENGE=proof-of-work: why a signup is held (no valid solution), or null (off: always null).
+  const checkChallenge = createSignupChallenge(app.database.db, app.secretBox, app.config.challenge);
+
   app.withTypeProvider<ZodTypeProvider>().post(
     SIGNUP_PATH,
     {
@@ -199,7 +204,13 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
       if (refused) throw refused;
       try {
         const attribution = requestAttribution(request, request.body, app.config.publicUrl, app.config.embedOrigins);
-        const { status } = await signups.create(request.log, request.body.email, request.ip, attribution);
+        const held = await checkChallenge(request.body[CHALLENGE_FIELD]);
+        const { status } = await signups.create(request.log, request.body.email, request.ip, attribution, held);
+        if (held) {
+          // Held (or left unchanged): counted for the insight panel, answered like any signup.
+          app.signupScreening.count('no-challenge');
+          request.log.info({ reason: held }, 'waitlist signup held');
+        }
         return answerJoined(request, reply, status);
       } catch (err) {
         if (err instanceof HttpError && err.statusCode === 503) throw unavailable(reply);

@@ -1,5 +1,6 @@
 import { z } from 'zod/mini';
 import { ATTRIBUTION_FIELDS, type AttributionField } from '../../shared/waitlist/attribution.js';
+import { CHALLENGE_FIELD } from '../../shared/waitlist/challenge-contract.js';
 import { checkWaitlistEmail } from '../../shared/waitlist/email.js';
 import {
   CONSENT_FIELD,
@@ -60,6 +61,8 @@ export const signupRequestSchema = z.pipe(
     [THANKS_URL_FIELD]: z.optional(z.unknown()),
     /** The list to join: only the portal's for now (routes.ts refuses any other with `unknown_list`). */
     [LIST_FIELD]: z.optional(z.unknown()),
+    /** The proof-of-work solution (challenge-contract.ts), checked by the challenge room when SIGNUP_CHALLENGE is on. */
+    [CHALLENGE_FIELD]: z.optional(z.unknown()),
   }),
 );
 

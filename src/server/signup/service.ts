@@ -8,7 +8,8 @@ import { isDatabaseUnavailable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import { mailClientKey, type TemplatedMessage } from '../mail/index.js';
 import { HONEYPOT_FIELD, SIGNUP_ERRORS, type SignupErrorCode } from '../../shared/waitlist/signup-contract.js';
-import { entryLocation, NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { entryLocation, NO_CONSENT_RECORD, type HeldReason, type WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { holdSignup } from '../challenge/index.js';
 import { NO_ATTRIBUTION, type Attribution } from '../../shared/waitlist/attribution.js';
 import {
   confirmationMail,
@@ -112,6 +113,8 @@ export function signupUnavailable(): HttpError {
  *   interval) and answers like a new signup; anything else is the spec's `already_registered`.
  * - An address its owner erased or unsubscribed is held (holdAddress): it stays so, a "confirm it's
  *   you" e-mail is queued, and the answer is a new signup's.
+ * - `held` (a HeldReason: SIGNUP_CHALLENGE=proof-of-work and no valid solution): see holdSignup;
+ *   answered like a new signup, `created` only when a held entry was stored.
  *
  * With `deps.batcher` (the server), a new address is written by the group commit together with the
  * signups that arrived with it; a known one (or one repeated in the batch) is then handled here on
@@ -127,6 +130,7 @@ export async function signUp(
   email: string,
   ip: string | undefined,
   attribution: Attribution = NO_ATTRIBUTION,
+  held: HeldReason | null = null,
 ): Promise<SignupOutcome> {
   // The spec says "on failure all four are null", but that described a browser asking a third
   // party for its own address. Here the server always knows the address it saw, so ip_address is
@@ -157,6 +161,13 @@ export async function signUp(
   const joined = { id: entry.id, status: confirm ? 'pending' : 'joined', created: true } as const;
 
   try {
+    // No valid proof-of-work solution (SIGNUP_CHALLENGE=proof-of-work): stored held, no e-mail, the
+    // same answer as a signup (challenge/hold.ts); only a known, joined address is a duplicate as ever.
+    if (held) {
+      const outcome = await holdSignup(deps.db, deps.box, entry, held);
+      if (outcome === 'registered') throw signupError('already_registered');
+      return { ...joined, created: outcome === 'held' };
+    }
     if (deps.batcher) {
       let inserted: boolean | null = null;
       try {
@@ -254,6 +265,14 @@ async function rejoinOrInsert(
     case 'unsubscribed':
       // Unsubscribed by its owner: held (issue 28); the answer is a new signup's.
       return holdAddress(trx, deps, entry, 'unsubscribed', now);
+    case 'held': {
+      // Held before (no valid proof of work; challenge/hold.ts), now a signup that passed: it joins
+      // as a new signup would, its place on the list kept.
+      const status = confirm ? 'pending' : 'joined';
+      await updateEntryConsent(trx, known.id, { status, held_reason: null, consent_version: deps.consentVersion, consent_record: deps.consentRecord, confirmation_sent_at: confirm ? at : null });
+      await queueJoinMail(trx, deps, { ...known, status });
+      return { id: known.id, status, created: false };
+    }
     default:
       throw signupError('already_registered');
   }

@@ -3,6 +3,7 @@ import type { Geolocator } from '../geolocation/geolocator.js';
 import type { Attribution } from '../../shared/waitlist/attribution.js';
 import { createSignupBatcher, type SignupBatchHooks } from './batcher.js';
 import { signUp, type SignupOutcome } from './service.js';
+import type { HeldReason } from '../../shared/waitlist/entry.js';
 
 /**
  * Adding a signup, as the public form and the API (src/server/api) both do: one group commit
@@ -13,9 +14,10 @@ export interface Signups {
   /**
    * Stores an address (already checked by the shared e-mail rule) signing up from `ip` (null: no
    * address known, no location), with its cleaned attribution. Resolves after the commit; rejects
-   * with the signup's HttpError (409 already_registered, 503 unavailable).
+   * with the signup's HttpError (409 already_registered, 503 unavailable). `held`: the signup is held
+   * (SIGNUP_CHALLENGE without a valid solution; challenge/hold.ts): stored as such, never announced.
    */
-  create(log: FastifyBaseLogger, email: string, ip: string | null | undefined, attribution: Attribution): Promise<SignupOutcome>;
+  create(log: FastifyBaseLogger, email: string, ip: string | null | undefined, attribution: Attribution, held?: HeldReason | null): Promise<SignupOutcome>;
 }
 
 export interface SignupsOptions {
@@ -29,7 +31,7 @@ export interface SignupsOptions {
 export function createSignups(app: FastifyInstance, { geolocator, consentVersion, signupBatch }: SignupsOptions): Signups {
   const batcher = createSignupBatcher({ db: app.database.db, mail: app.mail, webhooks: app.webhooks, log: app.log, hooks: signupBatch });
   return {
-    async create(log, email, ip, attribution) {
+    async create(log, email, ip, attribution, held = null) {
       const deps = {
         db: app.database.db,
         batcher,
@@ -42,7 +44,8 @@ export function createSignups(app: FastifyInstance, { geolocator, consentVersion
         consentVersion,
         consentRecord: app.records.consentRecord,
       };
-      const outcome = await signUp(deps, email, ip ?? undefined, attribution);
+      const outcome = await signUp(deps, email, ip ?? undefined, attribution, held);
+      if (held) return outcome;
       // Committed: open admin pages get a new entry (an array push; sent in batches); a known
       // address signing up again changed an entry they may show (a held one changed nothing).
       if (outcome.created) app.liveWaitlist.signedUp(outcome.id);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { PAGES, THANKS_CHECK_INBOX } from '../../shared/site/pages.js';
+import { CHALLENGE_META } from '../../shared/waitlist/challenge-contract.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'no-cache';
@@ -20,6 +21,15 @@ function sendHtml(reply: FastifyReply, status: number, html: string): FastifyRep
   return reply.status(status).header('cache-control', REVALIDATE).type('text/html; charset=utf-8').send(html);
 }
 
+/**
+ * SIGNUP_CHALLENGE=proof-of-work: every page tells the app so (the form may be reached from any of
+ * them without a reload), in a meta element the form reads (src/web/waitlist/challenge.ts). Off,
+ * the pages are served byte for byte as built.
+ */
+function markChallenge(pages: Map<string, string>): void {
+  for (const [file, html] of pages) pages.set(file, html.replace('</head>', `<meta name="${CHALLENGE_META}" content="proof-of-work"></head>`));
+}
+
 /** Serves the production web build: hashed assets cached for a year, HTML always revalidated. */
 export async function siteRoutes(app: FastifyInstance): Promise<void> {
   const { webRoot } = app.config;
@@ -28,6 +38,7 @@ export async function siteRoutes(app: FastifyInstance): Promise<void> {
     app.log.warn({ webRoot }, 'no web build found: run `npm run build` to serve the site');
   }
   const pages = built ? readPages(webRoot) : new Map<string, string>();
+  if (app.config.challenge.mode !== 'off') markChallenge(pages);
 
   if (built) {
     await app.register(fastifyStatic, {

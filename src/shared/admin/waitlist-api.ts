@@ -228,9 +228,9 @@ export const waitlistEventSchemas = {
   signup: z.object({ entries: z.array(waitlistEntrySchema) }),
   /**
    * Entries were deleted, invited, confirmed or unsubscribed elsewhere, or a known address signed
-   * up again (`rejoined`): counts and panels are stale.
+   * up again (`rejoined`), or held signups were approved (`approved`): counts and panels are stale.
    */
-  change: z.object({ reason: z.enum(['deleted', 'invited', 'confirmed', 'unsubscribed', 'imported', 'rejoined']) }),
+  change: z.object({ reason: z.enum(['deleted', 'invited', 'confirmed', 'unsubscribed', 'imported', 'rejoined', 'approved']) }),
 } as const;
 export type WaitlistEventType = keyof typeof waitlistEventSchemas;
 export type WaitlistEvent = { [K in WaitlistEventType]: { type: K; data: z.infer<(typeof waitlistEventSchemas)[K]> } }[WaitlistEventType];

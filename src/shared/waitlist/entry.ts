@@ -6,10 +6,21 @@ import { z } from 'zod/mini';
  * - `joined`: joined without a confirmation step (confirmation off, or imported);
  * - `confirmed`: used the confirmation link;
  * - `invited`: sent the launch invite;
- * - `unsubscribed`: asked for no more e-mail; never mailed again.
+ * - `unsubscribed`: asked for no more e-mail; never mailed again;
+ * - `held`: signed up without a valid proof-of-work solution (SIGNUP_CHALLENGE=proof-of-work):
+ *   stored, never mailed, until an admin approves it (it then joins as any signup) or rejects it
+ *   (deleted). `held_reason` says why (HELD_REASONS).
  */
-export const ENTRY_STATUSES = ['pending', 'joined', 'confirmed', 'invited', 'unsubscribed'] as const;
+export const ENTRY_STATUSES = ['pending', 'joined', 'confirmed', 'invited', 'unsubscribed', 'held'] as const;
 export type EntryStatus = (typeof ENTRY_STATUSES)[number];
+
+/**
+ * Why a signup was held: no solution sent (a script, or the form without JavaScript), one that
+ * does not verify (wrong number, forged or altered challenge), one whose challenge had expired, or
+ * one already used by an earlier signup.
+ */
+export const HELD_REASONS = ['challenge_missing', 'challenge_invalid', 'challenge_expired', 'challenge_replayed'] as const;
+export type HeldReason = (typeof HELD_REASONS)[number];
 
 /**
  * A waitlist entry as the API sends it: the one declaration of its fields besides the table type
@@ -43,11 +54,13 @@ export const waitlistEntrySchema = z.object({
   source: z.nullable(z.string()),
   /** The record of the texts shown when the person joined (page, consent statement, legends; src/server/records), or null. */
   consent_record: z.nullable(z.string()),
+  /** Why a `held` entry was held (HELD_REASONS); null for every other status. */
+  held_reason: z.nullable(z.string()),
 });
 
 export type WaitlistEntry = z.infer<typeof waitlistEntrySchema>;
 
-/** The consent and e-mail fields of an entry that joined without a confirmation step (imports, fixtures). */
+/** The consent and e-mail fields of an entry that joined without a confirmation step (imports, fixtures), not held. */
 export const NO_CONSENT_RECORD = {
   status: 'joined',
   consent_version: null,
@@ -57,6 +70,7 @@ export const NO_CONSENT_RECORD = {
   confirmed_ip: null,
   invited_at: null,
   unsubscribed_at: null,
+  held_reason: null,
 } as const satisfies Partial<WaitlistEntry>;
 
 /** The entry's fields in declaration order (the columns a query selects). */

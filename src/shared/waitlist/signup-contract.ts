@@ -1,12 +1,14 @@
 import type { AttributionField } from './attribution.js';
 import { MAX_EMAIL_LENGTH, type EmailProblem } from './email.js';
+import type { CHALLENGE_FIELD } from './challenge-contract.js';
 
 /**
  * The wire contract of `POST /api/waitlist` and every text a signup can answer with, shared by the
  * form (with and without JavaScript) and the server. The request and response schemas are in
  * src/server/signup/schema.ts (kept apart so the landing page never loads a schema library).
  *
- * Request: `email`, the honeypot, the consent box when shown, and optionally where the signup came
+ * Request: `email`, the honeypot, the consent box when shown, the proof-of-work solution
+ * (challenge-contract.ts CHALLENGE_FIELD, SIGNUP_CHALLENGE=proof-of-work), and optionally where the signup came
  * from, flat (ATTRIBUTION_FIELDS of attribution.ts: `utm_source` … `utm_content`, `referrer`,
  * `landing_path`), cleaned on the server and dropped when invalid, never failing the signup. A form
  * post without them takes the UTM parameters and landing path from its same-origin Referer.
@@ -34,7 +36,7 @@ export const SIGNUP_BODY_LIMIT = 8 * 1024;
  * there keeps the two the same.
  */
 export type SignupRequest = { email: string } & Partial<
-  Record<AttributionField | typeof HONEYPOT_FIELD | typeof CONSENT_FIELD | typeof THANKS_URL_FIELD | typeof LIST_FIELD, unknown>
+  Record<AttributionField | typeof HONEYPOT_FIELD | typeof CONSENT_FIELD | typeof THANKS_URL_FIELD | typeof LIST_FIELD | typeof CHALLENGE_FIELD, unknown>
 >;
 
 /**

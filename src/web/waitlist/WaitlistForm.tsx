@@ -15,6 +15,7 @@ import { notifyError } from '../site/toast.js';
 import { inputStyles } from '../ui/styles.js';
 import { useRefocusAfterBusy } from '../ui/useRefocusAfterBusy.js';
 import { firstTouchAttribution } from './attribution-capture.js';
+import { challengeRequired, startChallenge, usableRun, type ChallengeRun } from './challenge.js';
 import { PENDING_SIGNUP_STATE } from './signup-status.js';
 import { submitSignup } from './submit-signup.js';
 import { useHydrated } from './useHydrated.js';
@@ -33,6 +34,11 @@ export function WaitlistForm() {
   const requestRefocus = useRefocusAfterBusy(submitting, inputRef);
   const inputId = useId();
   const helperId = useId();
+  // SIGNUP_CHALLENGE=proof-of-work only: the proof of work, started when the visitor starts on the form.
+  const challengeRef = useRef<ChallengeRun | null>(null);
+  const prepareChallenge = () => {
+    if (challengeRef.current === null && challengeRequired()) challengeRef.current = startChallenge();
+  };
 
   async function handleSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -69,8 +75,15 @@ export function WaitlistForm() {
     const honeypotValue = honeypot instanceof HTMLInputElement ? honeypot.value : '';
 
     setSubmitting(true);
+    // The proof of work, when asked for: awaited here (the button says Joining...), used once.
+    let solution: string | null = null;
+    if (challengeRequired()) {
+      const run = usableRun(challengeRef.current);
+      challengeRef.current = null;
+      solution = await run.solution;
+    }
     // The visit's first touch, captured when the app started (attribution-capture.ts).
-    const outcome = await submitSignup(email, honeypotValue, consentBox?.checked ?? false, firstTouchAttribution());
+    const outcome = await submitSignup(email, honeypotValue, consentBox?.checked ?? false, firstTouchAttribution(), fetch, solution);
     if (outcome.ok) {
       navigate(PAGES.thanks.path, outcome.pending ? { state: PENDING_SIGNUP_STATE } : undefined);
       return;
@@ -105,6 +118,7 @@ export function WaitlistForm() {
           maxLength={MAX_EMAIL_LENGTH}
           placeholder={form.placeholder}
           aria-describedby={helperId}
+          onFocus={prepareChallenge}
           disabled={submitting}
           className={`${inputStyles} min-w-0 sm:flex-1`}
         />

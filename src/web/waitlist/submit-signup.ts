@@ -9,6 +9,7 @@ import {
   type SignupErrorCode,
   type SignupRequest,
 } from '../../shared/waitlist/signup-contract.js';
+import { CHALLENGE_FIELD } from '../../shared/waitlist/challenge-contract.js';
 import type { ToastText } from '../site/toast.js';
 import type { CapturedAttribution } from './attribution-capture.js';
 
@@ -43,7 +44,8 @@ async function isPending(response: Response): Promise<boolean> {
 /**
  * Sends the signup and turns the answer into what the form does next: go to /thanks, or show a toast.
  * `consent`: the consent box was ticked (sent only when the form has one). `attribution`: the
- * visit's first touch (attribution-capture.ts), sent flat beside the address.
+ * visit's first touch (attribution-capture.ts), sent flat beside the address. `solution`: the
+ * proof of work (challenge.ts), when the server asks for one.
  */
 export async function submitSignup(
   email: string,
@@ -51,8 +53,15 @@ export async function submitSignup(
   consent = false,
   attribution: CapturedAttribution = {},
   fetchImpl: typeof fetch = fetch,
+  solution: string | null = null,
 ): Promise<SignupOutcome> {
-  const body: SignupRequest = { ...attribution, email, [HONEYPOT_FIELD]: honeypot, ...(consent ? { [CONSENT_FIELD]: true } : {}) };
+  const body: SignupRequest = {
+    ...attribution,
+    email,
+    [HONEYPOT_FIELD]: honeypot,
+    ...(consent ? { [CONSENT_FIELD]: true } : {}),
+    ...(solution !== null ? { [CHALLENGE_FIELD]: solution } : {}),
+  };
   let response: Response;
   try {
     response = await fetchImpl(SIGNUP_PATH, {

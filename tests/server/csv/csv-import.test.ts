@@ -252,7 +252,7 @@ describe('parseWaitlistCsv', () => {
       {
         id: '1', email: 'kept@example.com', created_at: '2026-11-22T06:04:00.000Z', ip_address: '203.0.113.9', country: null, city: null, region: null,
         status: 'invited', consent_version: '=2026-11-24', consent_record: null, confirmation_sent_at: '2026-11-22T06:04:00.000Z', confirmed_at: '2026-11-22T06:05:07.123Z',
-        confirmed_ip: '2001:db8::7', invited_at: '2026-12-01T09:00:00.000Z', unsubscribed_at: null, ...NO_ATTRIBUTION,
+        confirmed_ip: '2001:db8::7', invited_at: '2026-12-01T09:00:00.000Z', unsubscribed_at: null, held_reason: null, ...NO_ATTRIBUTION,
       },
       {
         id: '2', email: 'quit@example.com', created_at: '2026-11-21T10:00:00.000Z', ip_address: null, country: null, city: null, region: null,
@@ -301,7 +301,7 @@ describe('parseWaitlistCsv', () => {
       { email: 'b@example.com', ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION, status: 'confirmed', consent_version: 'v1', confirmed_at: '2026-11-22T11:04:00.000Z' },
     ]);
     expect(parsed.bad).toEqual([
-      { line: 4, reason: 'unknown Status "gone" (expected one of pending, joined, confirmed, invited, unsubscribed)' },
+      { line: 4, reason: 'unknown Status "gone" (expected one of pending, joined, confirmed, invited, unsubscribed, held)' },
       { line: 5, reason: expect.stringMatching(/^unrecognised Confirmed At "yesterday"/) },
       { line: 6, reason: 'Consent Version longer than 200 characters' },
       { line: 7, reason: expect.stringMatching(/^unrecognised Invited At "not a date"/) },

@@ -118,6 +118,8 @@ export function registerWaitlistEmails(app: FastifyInstance): void {
       if (!entry) return { skip: 'the recipient is no longer on the waitlist' };
       if (entry.email.toLowerCase() !== message.to.toLowerCase()) return { skip: "the entry's address is not the one this message was queued for" };
       if (entry.status === 'unsubscribed' && template !== 'erasure') return { skip: 'the recipient unsubscribed' };
+      // Nothing is queued for a held signup (challenge/hold.ts); should anything be, it is not sent.
+      if (entry.status === 'held') return { skip: 'the signup is held for review' };
       if (template === 'confirmation' && entry.status !== 'pending') return { skip: `the address no longer awaits confirmation (${entry.status})` };
 
       const now = Math.floor(Date.now() / 1000);

@@ -1,6 +1,6 @@
 /** The admin panel's texts that more than one of its areas shows; each area has its own copy.ts for the rest. */
 import type { ToastText } from '../../site/toast.js';
-import type { EntryStatus } from '../../../shared/waitlist/entry.js';
+import type { EntryStatus, HeldReason } from '../../../shared/waitlist/entry.js';
 
 export const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
@@ -31,6 +31,7 @@ export const statusTexts = {
     confirmed: 'Confirmed',
     invited: 'Invited',
     unsubscribed: 'Unsubscribed',
+    held: 'Held',
   } satisfies Record<EntryStatus, string>,
   /** The badge's tooltip: what the status means, and when it was reached (null: not recorded). */
   hints: {
@@ -39,5 +40,18 @@ export const statusTexts = {
     confirmed: (at: string | null) => (at ? `Confirmed the address on ${at}` : 'Confirmed the address'),
     invited: (at: string | null) => (at ? `Launch invite queued on ${at}` : 'Launch invite queued'),
     unsubscribed: (at: string | null) => (at ? `Unsubscribed on ${at}; never e-mailed again` : 'Unsubscribed; never e-mailed again'),
+    held: () => 'Held for review: not e-mailed until approved',
   } satisfies Record<EntryStatus, (at: string | null) => string>,
+  /** Why a held entry was held (HELD_REASONS; an unknown reason, from a later version, is shown as it is). */
+  heldReasons: {
+    challenge_missing: 'no proof-of-work solution was sent (a script, or the form without JavaScript)',
+    challenge_invalid: 'the proof-of-work solution did not verify',
+    challenge_expired: 'the proof-of-work challenge had expired',
+    challenge_replayed: 'the proof-of-work solution had already been used',
+  } satisfies Record<HeldReason, string> as Record<string, string>,
 };
+
+/** A held entry's reason as the Status column says it. */
+export function heldReasonText(reason: string): string {
+  return statusTexts.heldReasons[reason] ?? reason;
+}

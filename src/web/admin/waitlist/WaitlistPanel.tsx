@@ -6,6 +6,7 @@ import { LoadingSpinner } from '../../ui/controls.js';
 import { cardStyles } from '../../ui/styles.js';
 import { countLine, filterTexts, loadTexts, matchLine, waitlistToasts } from './copy.js';
 import { FilterBar } from './FilterBar.js';
+import { HeldActions } from './HeldActions.js';
 import { useSelection } from './selection.js';
 import { useDeleteSelected } from './useDeleteSelected.js';
 import { useExport } from './useExport.js';
@@ -143,6 +144,7 @@ export function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabl
             {loaded && filtered && !stale && phase !== 'loading' ? matchLine(matching) : ''}
           </p>
         </div>
+        {filter.status === 'held' && entries.length > 0 && <HeldActions selection={selection} reload={waitlist.reload} onAccessError={onAccessError} />}
         {hasEntries && (
           <WaitlistActions
             selectedCount={selectedCount}

@@ -6,7 +6,7 @@ import type { Checkbox } from 'radix-ui';
 import type { EntryStatus, WaitlistEntry } from '../../../shared/waitlist/entry.js';
 import { formatSource } from '../../../shared/waitlist/attribution.js';
 import { formatDateJoined, formatIpAddress, formatLocation } from '../../../shared/waitlist/display.js';
-import { statusTexts } from '../common/copy.js';
+import { heldReasonText, statusTexts } from '../common/copy.js';
 import { RowCheckbox } from '../common/RowCheckbox.js';
 import { sourceTexts } from './copy.js';
 import { shownStatus } from './entry-status.js';
@@ -237,7 +237,7 @@ const WaitlistTableRow = memo(function WaitlistTableRow({ entry, index, selected
       </td>
 
       <td className={checkboxCell}>
-        <StatusBadge status={status} since={statusSince} />
+        <StatusBadge status={status} since={statusSince} heldReason={entry.held_reason} />
       </td>
       {/* The whole attribution in the tooltip: the row keeps its one-line height. */}
       <td className={`${bodyCell} text-slate-300`} title={sourceTexts.tooltip(entry)}>
@@ -254,17 +254,23 @@ const badgeStyles: Record<EntryStatus, { badge: string; dot: string }> = {
   confirmed: { badge: 'bg-emerald-400/10 text-emerald-200 ring-emerald-300/30', dot: 'bg-emerald-300' },
   invited: { badge: 'bg-sky-400/10 text-sky-200 ring-sky-300/30', dot: 'bg-sky-300' },
   unsubscribed: { badge: 'bg-rose-400/10 text-rose-200 ring-rose-300/30', dot: 'bg-rose-300' },
+  held: { badge: 'bg-orange-400/10 text-orange-200 ring-orange-300/30', dot: 'bg-orange-300' },
 };
 
-function StatusBadge({ status, since }: { status: EntryStatus; since: string | null }) {
+function StatusBadge({ status, since, heldReason }: { status: EntryStatus; since: string | null; heldReason: string | null }) {
   const style = badgeStyles[status];
+  const hint = statusTexts.hints[status](since ? formatDateJoined(since) : null);
+  // A held entry's reason: in the tooltip, and read with the badge by screen readers.
+  const reason = status === 'held' && heldReason ? heldReasonText(heldReason) : null;
   return (
     <span
       className={`inline-flex max-w-full items-center gap-1.5 rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${style.badge}`}
-      title={statusTexts.hints[status](since ? formatDateJoined(since) : null)}
+      title={reason ? `${hint}. Reason: ${reason}` : hint}
+      data-held-reason={reason ? heldReason : undefined}
     >
       <span aria-hidden="true" className={`size-1.5 shrink-0 rounded-full ${style.dot}`} />
       <span className="truncate">{statusTexts.labels[status]}</span>
+      {reason && <span className="sr-only">: {reason}</span>}
     </span>
   );
 }

@@ -121,6 +121,23 @@ export const sourceTexts = {
   },
 };
 
+// ---------------------------------------------------------------------------------------------
+// Beside the specification (issue 28): held signups, approved or rejected.
+
+export const heldTexts = {
+  group: 'Held signups',
+  approve: 'Approve Selected',
+  reject: 'Reject Selected',
+  rejectTitle: 'Reject the held signups?',
+  rejectText: (count: number) =>
+    `This will permanently delete ${plural(count, 'selected held signup', 'selected held signups')}. They get no e-mail. This action cannot be undone.`,
+  rejectConfirm: 'Reject',
+  noSelection: { title: 'No entries selected', description: 'Please select held signups to approve or reject' },
+  approved: (count: number): ToastText => ({ title: 'Approved', description: `${plural(count, 'held signup', 'held signups')} joined the waitlist` }),
+  rejected: (count: number): ToastText => ({ title: 'Rejected', description: `Deleted ${plural(count, 'held signup', 'held signups')}` }),
+  failed: (message: string): ToastText => ({ title: 'Error', description: message }),
+};
+
 export const exportTexts = {
   /** Adds the attribution columns after the specification's four. */
   attribution: 'Include attribution columns',

@@ -59,7 +59,8 @@ export function expectInvite(
     if (isInvitable(status)) counts.invited += n;
     else if (status === 'pending') counts.skipped.pending += n;
     else if (status === 'unsubscribed') counts.skipped.unsubscribed += n;
-    else counts.skipped.alreadyInvited += n;
+    else if (status === 'invited') counts.skipped.alreadyInvited += n;
+    // Held: not invited and, as the server counts, in none of the skipped groups.
   };
   if (statuses) for (const { status, count } of statuses) tally(status, count);
   // One pass over the loaded rows (the unticked rows of a select-all are among them).
