@@ -18,6 +18,7 @@ import { exportRoutes } from './export/routes.js';
 import { siteRoutes } from './site/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { adminAccountRoutes } from './auth/account-routes.js';
+import { adminTeamRoutes } from './auth/team-routes.js';
 import { registerAdminGuard } from './auth/require-admin.js';
 import { looseFileWarnings, type SecretBox } from './crypto/secret-box.js';
 import { loadSecretBox } from './auth/secret-rotation.js';
@@ -148,6 +149,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(exportRoutes);
   await app.register(adminEventsRoutes, options.adminEvents ?? {});
   await app.register(adminAccountRoutes);
+  await app.register(adminTeamRoutes);
   await app.register(adminMailRoutes);
   await app.register(authRoutes, { prefix: '/auth/v1' });
   await app.register(siteRoutes);

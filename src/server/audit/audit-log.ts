@@ -35,7 +35,9 @@ export type AuditAction =
   // The admin queued failed outbox messages again (src/server/mail/admin-routes.ts).
   | 'mail_retry'
   // `npm run admin -- rotate-secret`: every sealed value re-sealed with a new AUTH_SECRET_KEY.
-  | 'secret_rotated';
+  | 'secret_rotated'
+  // An admin's role changed (CLI set-role, or an owner in /admin): detail { admin_id, from, to, by }.
+  | 'role_changed';
 
 export interface AuditInput {
   action: AuditAction;

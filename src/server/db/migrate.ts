@@ -15,6 +15,7 @@ import * as exportDownloads from './migrations/2026-11-27T2000-export-downloads.
 import * as outboxLeaseToken from './migrations/2026-11-28T0900-outbox-lease-token.js';
 import * as mfaFailures from './migrations/2026-11-28T0910-mfa-failures.js';
 import * as secretBoxKeys from './migrations/2026-11-28T0920-secret-box-keys.js';
+import * as adminRoles from './migrations/2026-11-29T0700-admin-roles.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -33,6 +34,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T0900-outbox-lease-token': outboxLeaseToken,
   '2026-11-28T0910-mfa-failures': mfaFailures,
   '2026-11-28T0920-secret-box-keys': secretBoxKeys,
+  '2026-11-29T0700-admin-roles': adminRoles,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */
