@@ -51,6 +51,8 @@ export function countAdmins(db: Kysely<Database>): Promise<number> {
   return users.countUsers(db);
 }
 
+export const firstAdminIsOwner = (email: string) => `The first admin is an owner: create ${email} without --role, then add others.`;
+
 /**
  * Creates an admin with `role`, or by default an owner when it is the first admin and an admin
  * otherwise. The first admin is always an owner: asking for another role for it is refused (the
@@ -71,7 +73,7 @@ export async function createAdmin(
     return await db.transaction().execute(async (trx) => {
       const first = (await users.countUsers(trx)) === 0;
       const role = options.role ?? (first ? 'owner' : 'admin');
-      if (first && role !== 'owner') throw new AdminAccountError('last_owner', `The first admin is an owner: create ${email} without --role, then add others.`);
+      if (first && role !== 'owner') throw new AdminAccountError('last_owner', firstAdminIsOwner(email));
       await users.insertUser(trx, { id, email, password_hash: passwordHash, user_metadata: '{}', created_at: now, updated_at: now, last_sign_in_at: null, role });
       return { id, email, role };
     });

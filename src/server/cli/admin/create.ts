@@ -1,4 +1,4 @@
-import { AdminAccountError, countAdmins, createAdmin, findAdminId } from '../../auth/admins.js';
+import { AdminAccountError, countAdmins, createAdmin, findAdminId, firstAdminIsOwner } from '../../auth/admins.js';
 import { parseRole, ROLE_NAMES } from '../../auth/admin-roles.js';
 import { withDatabase } from '../database.js';
 import { defineCommand, UsageError } from '../program.js';
@@ -23,10 +23,10 @@ export const createCommand = defineCommand({
         throw new AdminAccountError('duplicate', `An admin with the e-mail ${email} already exists.`);
       }
       if (role !== undefined && role !== 'owner' && (await countAdmins(db)) === 0) {
-        throw new AdminAccountError('last_owner', `The first admin is an owner: create ${email} without --role, then add others.`);
+        throw new AdminAccountError('last_owner', firstAdminIsOwner(email));
       }
       const admin = await createAdmin(db, email, await readNewPassword(io), role === undefined ? {} : { role });
-      io.stdout.write(`Created ${admin.role} ${admin.email}.\n`);
+      io.stdout.write(`Created admin ${admin.email} (${admin.role}).\n`);
     });
   },
 });
