@@ -1,5 +1,6 @@
 import { Suspense, useCallback, useEffect } from 'react';
 import { filterFromSearchParams, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
+import { roleRights, type AdminRole } from '../../shared/admin/roles.js';
 import { siteContent } from '../../shared/site/content.js';
 import { PAGES } from '../../shared/site/pages.js';
 import { LogoMark } from '../site/Logo.js';
@@ -44,11 +45,13 @@ export default function AdminPage() {
       </main>
     );
   }
-  return <AdminDashboard email={session.email} />;
+  return <AdminDashboard email={session.email} role={session.role} />;
 }
 
-function AdminDashboard({ email }: { email: string }) {
+function AdminDashboard({ email, role }: { email: string; role: AdminRole }) {
   const { onAccessError, enrolmentRequired, onEnrolled, signOut, signingOut } = useAdminAccess();
+  // What the page offers this role; the server refuses the rest whatever the page shows.
+  const rights = roleRights(role);
 
   // The e-mail status: Invite Selected needs it, the e-mail area shows it. Its own load failure
   // shows in that area; a refused session is handled like any admin call's.
@@ -92,6 +95,7 @@ function AdminDashboard({ email }: { email: string }) {
               onFilterChange={setFilter}
               onAccessError={onAccessError}
               mailEnabled={mailEnabled}
+              rights={rights}
               onMailChanged={mail.refresh}
               onLiveUpdate={insights.onLiveUpdate}
               onFirstPageSettled={insights.onFirstPageSettled}
@@ -102,8 +106,8 @@ function AdminDashboard({ email }: { email: string }) {
                 <InsightPanel filter={filter} liveVersion={insights.liveVersion} onAccessError={onAccessError} onFilter={onFilterPatch} />
               </Suspense>
             )}
-            <MailPanel mail={mail} onAccessError={onAccessError} />
-            <AccountPanel email={email} onAccessError={onAccessError} />
+            <MailPanel mail={mail} showOutbox={rights.outbox} onAccessError={onAccessError} />
+            <AccountPanel email={email} role={role} onAccessError={onAccessError} />
           </>
         )}
       </main>

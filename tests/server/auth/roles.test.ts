@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { decodeJwt } from 'jose';
+import { sql } from 'kysely';
 import Fastify from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../../src/server/audit/audit-log.js';
@@ -210,10 +211,9 @@ describe.each(TEST_DIALECTS)('the roles migration (%s)', (dialect: TestDialect) 
       { id: '33333333-3333-4333-8333-333333333333', email: 'third@example.com', created_at: '2026-01-03T00:00:00.000Z' },
     ];
     for (const a of admins) {
-      await (handle.db as any)
-        .insertInto('admin_users')
-        .values({ ...a, password_hash: 'x', user_metadata: '{}', updated_at: a.created_at, last_sign_in_at: null })
-        .execute();
+      // Rows as the schema before roles had them (no role column yet).
+      await sql`INSERT INTO admin_users (id, email, password_hash, user_metadata, created_at, updated_at)
+        VALUES (${a.id}, ${a.email}, 'x', '{}', ${a.created_at}, ${a.created_at})`.execute(handle.db);
     }
     expect(await migrateToLatest(handle.db)).toEqual(['2026-11-29T0700-admin-roles']);
     const rows = await handle.db.selectFrom('admin_users').select(['email', 'role', 'created_at']).orderBy('created_at').execute();

@@ -4,7 +4,7 @@ import { authErrorMessage, getAuthClient } from '../../session/auth-client.js';
 import { checkAssurance } from '../../session/mfa.js';
 import { useNavigate } from '../../site/router.js';
 import { notifyError, notifySuccess } from '../../site/toast.js';
-import { isInsufficientAal, isUnauthorized } from './admin-api.js';
+import { isInsufficientAal, isInsufficientRole, isUnauthorized } from './admin-api.js';
 import { sessionToasts } from './copy.js';
 
 export interface AdminAccess {
@@ -58,7 +58,13 @@ export function useAdminAccess(): AdminAccess {
     (error: unknown): boolean => {
       if (isUnauthorized(error)) void endExpiredSession();
       else if (isInsufficientAal(error)) void requireSecondFactor();
-      else return false;
+      else if (isInsufficientRole(error)) {
+        // The role changed since this page's token was issued: say so, and refresh the token, whose
+        // user brings the role as it is now (useAdminSession hears TOKEN_REFRESHED and the page
+        // hides what the role cannot do).
+        notifyError(sessionToasts.notAllowed(error instanceof Error ? error.message : ''));
+        void getAuthClient().refreshSession().catch(() => undefined);
+      } else return false;
       return true;
     },
     [endExpiredSession, requireSecondFactor],

@@ -8,8 +8,11 @@ import { InviteDialog } from './InviteDialog.js';
 import type { DeleteSelected } from './useDeleteSelected.js';
 import type { WaitlistExport } from './useExport.js';
 import type { InviteSelected } from './useInviteSelected.js';
+import type { RoleRights } from '../../../shared/admin/roles.js';
 
 export interface WaitlistActionsProps {
+  /** Which of the actions the admin's role may use; the others are not shown. */
+  rights: Pick<RoleRights, 'deleteEntries' | 'exportEntries' | 'invite'>;
   selectedCount: number;
   deletion: DeleteSelected;
   invite: InviteSelected;
@@ -24,7 +27,7 @@ export interface WaitlistActionsProps {
 }
 
 /** Delete Selected, Export Selected, Export All and Invite Selected, with the export's attribution option. */
-export function WaitlistActions({ selectedCount, deletion, invite, exports, mailOff, mailOffId, attributionId, headingRef }: WaitlistActionsProps) {
+export function WaitlistActions({ rights, selectedCount, deletion, invite, exports, mailOff, mailOffId, attributionId, headingRef }: WaitlistActionsProps) {
   const deleteButtonRef = useRef<HTMLButtonElement>(null);
   const inviteButtonRef = useRef<HTMLButtonElement>(null);
   /** Radix would refocus the trigger, which is disabled once the deleted rows' selection is cleared. */
@@ -35,6 +38,7 @@ export function WaitlistActions({ selectedCount, deletion, invite, exports, mail
   return (
     <div className="flex flex-col gap-2 lg:items-end">
       <div className="flex flex-wrap gap-2">
+        {rights.deleteEntries && (
         <DeleteDialog
           open={deletion.open}
           onOpenChange={deletion.setOpen}
@@ -54,6 +58,9 @@ export function WaitlistActions({ selectedCount, deletion, invite, exports, mail
             </button>
           }
         />
+        )}
+        {rights.exportEntries && (
+        <>
         <button
           type="button"
           className={buttonStyles.secondary}
@@ -67,6 +74,9 @@ export function WaitlistActions({ selectedCount, deletion, invite, exports, mail
           {exporting === 'all' && <SpinnerIcon />}
           Export All
         </button>
+        </>
+        )}
+        {rights.invite && (
         <InviteDialog
           open={invite.open}
           onOpenChange={invite.setOpen}
@@ -92,12 +102,14 @@ export function WaitlistActions({ selectedCount, deletion, invite, exports, mail
             </button>
           }
         />
-        {mailOff && (
+        )}
+        {rights.invite && mailOff && (
           <span id={mailOffId} hidden>
             {mailOffText}
           </span>
         )}
       </div>
+      {rights.exportEntries && (
       <div className="flex items-center gap-2 text-sm text-slate-300">
         <input
           id={attributionId}
@@ -108,6 +120,7 @@ export function WaitlistActions({ selectedCount, deletion, invite, exports, mail
         />
         <label htmlFor={attributionId}>{exportTexts.attribution}</label>
       </div>
+      )}
     </div>
   );
 }

@@ -14,6 +14,7 @@ import { useInviteSelected } from './useInviteSelected.js';
 import { useLiveRows } from './useLiveRows.js';
 import { useWaitlist } from './useWaitlist.js';
 import { WaitlistActions } from './WaitlistActions.js';
+import type { RoleRights } from '../../../shared/admin/roles.js';
 import { LiveIndicator, LoadProgress, TableMessage } from './WaitlistStatus.js';
 import { WaitlistTable } from './WaitlistTable.js';
 
@@ -24,6 +25,8 @@ export interface WaitlistPanelProps {
   onAccessError: (error: unknown) => boolean;
   /** E-mail on (true), off (false) or not known yet (null): Invite Selected needs it on. */
   mailEnabled: boolean | null;
+  /** What the admin's role may do: the actions it may not are not shown (a viewer sees none). */
+  rights: RoleRights;
   /** Invites were queued (or e-mail turned out off): the e-mail area reloads. */
   onMailChanged: () => void;
   /** A live signup or change arrived: the insight panel refreshes. */
@@ -35,7 +38,7 @@ export interface WaitlistPanelProps {
 }
 
 /** The waitlist: its counts, actions, filters and table, kept current by live updates. */
-export function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onMailChanged, onLiveUpdate, onFirstPageSettled, onFirstPage }: WaitlistPanelProps) {
+export function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, rights, onMailChanged, onLiveUpdate, onFirstPageSettled, onFirstPage }: WaitlistPanelProps) {
   const { selection, version } = useSelection();
   const mailOffId = useId();
   const headingRef = useRef<HTMLHeadingElement>(null);
@@ -143,8 +146,9 @@ export function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabl
             {loaded && filtered && !stale && phase !== 'loading' ? matchLine(matching) : ''}
           </p>
         </div>
-        {hasEntries && (
+        {hasEntries && (rights.deleteEntries || rights.exportEntries || rights.invite) && (
           <WaitlistActions
+            rights={rights}
             selectedCount={selectedCount}
             deletion={deletion}
             invite={invite}
