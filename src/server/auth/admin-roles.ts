@@ -36,7 +36,8 @@ export const ROLE_NAMES = ADMIN_ROLES.join(', ');
  * owner left (SQLite runs one writer at a time anyway). Resolves to the number of owners.
  */
 export async function lockOwners(trx: Db): Promise<number> {
-  let query = trx.selectFrom('admin_users').select('id').where('role', '=', 'owner');
+  // In id order: two transactions lock the same rows in the same order, so they queue, never deadlock.
+  let query = trx.selectFrom('admin_users').select('id').where('role', '=', 'owner').orderBy('id');
   if (isPostgres(trx)) query = query.forUpdate();
   return (await query.execute()).length;
 }

@@ -1,22 +1,15 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { decodeJwt } from 'jose';
-import { sql } from 'kysely';
 import Fastify from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../../src/server/audit/audit-log.js';
 import { run } from '../../../src/server/cli/admin.js';
-import { loadConfig } from '../../../src/server/config.js';
-import { openDatabase, toIsoTimestamp } from '../../../src/server/db/database.js';
-import { MIGRATIONS, migrateToLatest } from '../../../src/server/db/migrate.js';
 import { createAdmin } from '../../../src/server/auth/admins.js';
 import { setAdminRole } from '../../../src/server/auth/admin-roles.js';
 import { registerAdminGuard } from '../../../src/server/auth/require-admin.js';
 import { ADMIN_TEAM_PATH, ADMIN_TEAM_ROLE_PATH, teamListSchema } from '../../../src/shared/admin/team-api.js';
 import { ADMIN_DELETE_PATH, ADMIN_WAITLIST_PATH } from '../../../src/shared/admin/waitlist-api.js';
 import { authBaseUrl, authJsClient } from '../../support/auth-js-client.js';
-import { createScratchPostgres, TEST_DIALECTS, type TestDialect } from '../../support/databases.js';
+import { TEST_DIALECTS, type TestDialect } from '../../support/databases.js';
 import { runCliInProcess } from '../../support/server-process.js';
 import { signIn } from '../../support/sign-in.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
@@ -24,8 +17,8 @@ import { createTestApp, type TestApp } from '../../support/test-app.js';
 /**
  * Issue 32 point 4 beyond the sweep (roles-sweep.test.ts): the first admin is an owner, the CLI's
  * create --role and set-role, the role in the token through the real auth-js client, a demotion
- * that counts from the next request, the last owner kept, the owner's Team API, the audit, and the
- * migration that gives existing installations an owner.
+ * that counts from the next request, the last owner kept, the owner's Team API and the audit (the
+ * migration that gives existing installations an owner: tests/server/db/migrations.test.ts).
  */
 const PASSWORD = 'correct-Horse-battery-42';
 
@@ -181,49 +174,6 @@ describe.each(TEST_DIALECTS)('admin roles (%s)', (dialect: TestDialect) => {
     expect(refused.statusCode).toBe(409);
     expect(refused.json()).toMatchObject({ error: { code: 'last_owner' } });
     expect(await roleOf(owners[0]!.email)).toBe('owner');
-  });
-});
-
-describe.each(TEST_DIALECTS)('the roles migration (%s)', (dialect: TestDialect) => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!();
-  });
-
-  it('makes the earliest-created existing admin the owner and keeps the others admins', async () => {
-    let url: string;
-    if (dialect === 'postgres') {
-      const scratch = await createScratchPostgres({ empty: true });
-      cleanups.push(scratch.drop);
-      url = scratch.url;
-    } else {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roles-migrate-'));
-      cleanups.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
-      url = `file:${path.join(dir, 'db.sqlite')}`;
-    }
-    const handle = openDatabase(loadConfig({ DATABASE_URL: url }).database);
-    cleanups.push(() => handle.close());
-    const before = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < '2026-11-29T0700'));
-    await migrateToLatest(handle.db, before);
-    const admins = [
-      { id: '22222222-2222-4222-8222-222222222222', email: 'second@example.com', created_at: '2026-01-02T00:00:00.000Z' },
-      { id: '11111111-1111-4111-8111-111111111111', email: 'first@example.com', created_at: '2026-01-01T00:00:00.000Z' },
-      { id: '33333333-3333-4333-8333-333333333333', email: 'third@example.com', created_at: '2026-01-03T00:00:00.000Z' },
-    ];
-    for (const a of admins) {
-      // Rows as the schema before roles had them (no role column yet).
-      await sql`INSERT INTO admin_users (id, email, password_hash, user_metadata, created_at, updated_at)
-        VALUES (${a.id}, ${a.email}, 'x', '{}', ${a.created_at}, ${a.created_at})`.execute(handle.db);
-    }
-    expect(await migrateToLatest(handle.db)).toEqual(['2026-11-29T0700-admin-roles']);
-    const rows = await handle.db.selectFrom('admin_users').select(['email', 'role', 'created_at']).orderBy('created_at').execute();
-    expect(rows.map((r) => [r.email, r.role, toIsoTimestamp(r.created_at)])).toEqual([
-      ['first@example.com', 'owner', '2026-01-01T00:00:00.000Z'],
-      ['second@example.com', 'admin', '2026-01-02T00:00:00.000Z'],
-      ['third@example.com', 'admin', '2026-01-03T00:00:00.000Z'],
-    ]);
-    // The column takes the three names only.
-    await expect(handle.db.updateTable('admin_users').set({ role: 'root' as never }).where('email', '=', 'third@example.com').execute()).rejects.toThrow();
   });
 });
 

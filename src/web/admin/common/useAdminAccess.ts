@@ -27,6 +27,7 @@ export function useAdminAccess(): AdminAccess {
   const endingSession = useRef(false);
   const signingOutRef = useRef(false);
   const checkingAal = useRef(false);
+  const refreshingRole = useRef(false);
 
   /** The admin API no longer accepts the session (401): sign out locally (scope 'local') and go to /auth. */
   const endExpiredSession = useCallback(async () => {
@@ -61,9 +62,17 @@ export function useAdminAccess(): AdminAccess {
       else if (isInsufficientRole(error)) {
         // The role changed since this page's token was issued: say so, and refresh the token, whose
         // user brings the role as it is now (useAdminSession hears TOKEN_REFRESHED and the page
-        // hides what the role cannot do).
-        notifyError(sessionToasts.notAllowed(error instanceof Error ? error.message : ''));
-        void getAuthClient().refreshSession().catch(() => undefined);
+        // hides what the role cannot do). Several refusals at once make one toast and one refresh.
+        if (!refreshingRole.current) {
+          refreshingRole.current = true;
+          notifyError(sessionToasts.notAllowed(error instanceof Error ? error.message : ''));
+          void getAuthClient()
+            .refreshSession()
+            .catch(() => undefined)
+            .finally(() => {
+              refreshingRole.current = false;
+            });
+        }
       } else return false;
       return true;
     },
