@@ -30,10 +30,10 @@ declare module 'fastify' {
     /** The admin that guardAdminScope's check let through for this request. */
     adminOf(request: FastifyRequest): AdminPrincipal;
     /**
-     * The request's admin checked again as the guard did (the route's role included), but NOT counted as use of the session (a
-     * long-lived request, like the admin event stream, is not activity): the access token's expiry
-     * (ms since the epoch) while token, session and assurance all still hold, else null (signed
-     * out, revoked, timed out, expired).
+     * The request's admin checked again as the guard did (the route's role included), but NOT
+     * counted as use of the session (a long-lived request, like the admin event stream, is not
+     * activity): the access token's expiry (ms since the epoch) while token, session, assurance and
+     * role all still hold, else null (signed out, revoked, timed out, expired, role taken away).
      */
     recheckAdmin(request: FastifyRequest): Promise<{ expiresAtMs: number } | null>;
     /**
@@ -113,10 +113,11 @@ async function adminOfSession(request: FastifyRequest, userId: string, sessionId
 }
 
 /**
- * Authenticates an admin (any role; the route's role is checked by adminAccess): verifies `Authorization: Bearer <jwt>` (ES256 with
- * one of our kids, signature, not expired; `alg:none`/HS256/forged are rejected) and checks the
- * session and the admin still exist. Any failure throws a 401 `unauthorized` HttpError; a session
- * below the assurance the admin needs (see resolve) a 403 `insufficient_aal` one.
+ * Authenticates an admin of any role (adminAccess then checks the route's): verifies
+ * `Authorization: Bearer <jwt>` (ES256 with one of our kids, signature, not expired;
+ * `alg:none`/HS256/forged are rejected) and checks the session and the admin still exist. Any
+ * failure throws a 401 `unauthorized` HttpError; a session below the assurance the admin needs (see
+ * resolve) a 403 `insufficient_aal` one.
  * Needs nothing but the request: keys are loaded lazily from `request.server.database`.
  */
 export async function requireAdmin(request: FastifyRequest): Promise<AdminPrincipal> {

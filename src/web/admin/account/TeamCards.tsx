@@ -94,7 +94,10 @@ export function TeamCard({ headingClassName, onAccessError }: { headingClassName
       );
       notifySuccess(accountToasts.roleChanged(changed.email, ROLE_LABELS[changed.role].toLowerCase()));
       // An owner who stepped down: the token follows, and the page with it.
-      if (changed.you) await getAuthClient().refreshSession().catch(() => undefined);
+      if (changed.you)
+        await getAuthClient()
+          .refreshSession()
+          .catch(() => undefined);
     } catch (error) {
       if (!onAccessError(error)) notifyError(accountToasts.error(error instanceof Error ? error.message : texts.loadFailed));
     } finally {

@@ -39,69 +39,69 @@ export function WaitlistActions({ rights, selectedCount, deletion, invite, expor
     <div className="flex flex-col gap-2 lg:items-end">
       <div className="flex flex-wrap gap-2">
         {rights.deleteEntries && (
-        <DeleteDialog
-          open={deletion.open}
-          onOpenChange={deletion.setOpen}
-          count={selectedCount}
-          deleting={deletion.deleting}
-          onConfirm={() => void deletion.confirmDelete()}
-          onCloseAutoFocus={onDeleteCloseAutoFocus}
-          trigger={
-            <button
-              ref={deleteButtonRef}
-              type="button"
-              className={buttonStyles.danger}
-              disabled={selectedCount === 0 || deletion.deleting}
-              onClick={deletion.openDelete}
-            >
-              Delete Selected
-            </button>
-          }
-        />
+          <DeleteDialog
+            open={deletion.open}
+            onOpenChange={deletion.setOpen}
+            count={selectedCount}
+            deleting={deletion.deleting}
+            onConfirm={() => void deletion.confirmDelete()}
+            onCloseAutoFocus={onDeleteCloseAutoFocus}
+            trigger={
+              <button
+                ref={deleteButtonRef}
+                type="button"
+                className={buttonStyles.danger}
+                disabled={selectedCount === 0 || deletion.deleting}
+                onClick={deletion.openDelete}
+              >
+                Delete Selected
+              </button>
+            }
+          />
         )}
         {rights.exportEntries && (
-        <>
-        <button
-          type="button"
-          className={buttonStyles.secondary}
-          disabled={selectedCount === 0 || exporting !== null}
-          onClick={() => void runExport('selected')}
-        >
-          {exporting === 'selected' && <SpinnerIcon />}
-          Export Selected
-        </button>
-        <button type="button" className={buttonStyles.primary} disabled={exporting !== null} onClick={() => void runExport('all')}>
-          {exporting === 'all' && <SpinnerIcon />}
-          Export All
-        </button>
-        </>
+          <>
+            <button
+              type="button"
+              className={buttonStyles.secondary}
+              disabled={selectedCount === 0 || exporting !== null}
+              onClick={() => void runExport('selected')}
+            >
+              {exporting === 'selected' && <SpinnerIcon />}
+              Export Selected
+            </button>
+            <button type="button" className={buttonStyles.primary} disabled={exporting !== null} onClick={() => void runExport('all')}>
+              {exporting === 'all' && <SpinnerIcon />}
+              Export All
+            </button>
+          </>
         )}
         {rights.invite && (
-        <InviteDialog
-          open={invite.open}
-          onOpenChange={invite.setOpen}
-          invitable={invite.counts.invitable}
-          selected={invite.counts.selected}
-          inviting={invite.inviting}
-          onConfirm={() => void invite.confirmInvite()}
-          onCloseAutoFocus={onInviteCloseAutoFocus}
-          trigger={
-            // E-mail off: aria-disabled, not disabled, so the button stays focusable and its reason is read.
-            <button
-              ref={inviteButtonRef}
-              type="button"
-              className={`${buttonStyles.secondary} aria-disabled:cursor-not-allowed aria-disabled:opacity-50 aria-disabled:hover:border-white/15 aria-disabled:hover:bg-white/5`}
-              disabled={!mailOff && (selectedCount === 0 || invite.inviting || invite.preparing)}
-              aria-disabled={mailOff || undefined}
-              aria-describedby={mailOff ? mailOffId : undefined}
-              title={mailOff ? mailOffText : undefined}
-              onClick={(event) => void invite.openInvite(event)}
-            >
-              {(invite.inviting || invite.preparing) && <SpinnerIcon />}
-              {inviteTexts.button}
-            </button>
-          }
-        />
+          <InviteDialog
+            open={invite.open}
+            onOpenChange={invite.setOpen}
+            invitable={invite.counts.invitable}
+            selected={invite.counts.selected}
+            inviting={invite.inviting}
+            onConfirm={() => void invite.confirmInvite()}
+            onCloseAutoFocus={onInviteCloseAutoFocus}
+            trigger={
+              // E-mail off: aria-disabled, not disabled, so the button stays focusable and its reason is read.
+              <button
+                ref={inviteButtonRef}
+                type="button"
+                className={`${buttonStyles.secondary} aria-disabled:cursor-not-allowed aria-disabled:opacity-50 aria-disabled:hover:border-white/15 aria-disabled:hover:bg-white/5`}
+                disabled={!mailOff && (selectedCount === 0 || invite.inviting || invite.preparing)}
+                aria-disabled={mailOff || undefined}
+                aria-describedby={mailOff ? mailOffId : undefined}
+                title={mailOff ? mailOffText : undefined}
+                onClick={(event) => void invite.openInvite(event)}
+              >
+                {(invite.inviting || invite.preparing) && <SpinnerIcon />}
+                {inviteTexts.button}
+              </button>
+            }
+          />
         )}
         {rights.invite && mailOff && (
           <span id={mailOffId} hidden>
@@ -110,16 +110,16 @@ export function WaitlistActions({ rights, selectedCount, deletion, invite, expor
         )}
       </div>
       {rights.exportEntries && (
-      <div className="flex items-center gap-2 text-sm text-slate-300">
-        <input
-          id={attributionId}
-          type="checkbox"
-          className="size-4 accent-emerald-400"
-          checked={exports.withAttribution}
-          onChange={(event) => exports.setWithAttribution(event.target.checked)}
-        />
-        <label htmlFor={attributionId}>{exportTexts.attribution}</label>
-      </div>
+        <div className="flex items-center gap-2 text-sm text-slate-300">
+          <input
+            id={attributionId}
+            type="checkbox"
+            className="size-4 accent-emerald-400"
+            checked={exports.withAttribution}
+            onChange={(event) => exports.setWithAttribution(event.target.checked)}
+          />
+          <label htmlFor={attributionId}>{exportTexts.attribution}</label>
+        </div>
       )}
     </div>
   );
