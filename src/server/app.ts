@@ -28,6 +28,7 @@ import { registerRecords } from './records/index.js';
 import { adminRecordsRoutes } from './records/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { adminAccountRoutes } from './auth/account-routes.js';
+import { adminTeamRoutes } from './auth/team-routes.js';
 import { registerAdminGuard } from './auth/require-admin.js';
 import { looseFileWarnings, type SecretBox } from './crypto/secret-box.js';
 import { loadSecretBox } from './auth/secret-rotation.js';
@@ -179,6 +180,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(exportRoutes);
   await app.register(adminEventsRoutes, options.adminEvents ?? {});
   await app.register(adminAccountRoutes);
+  await app.register(adminTeamRoutes);
   await app.register(adminMailRoutes);
   await app.register(adminRecordsRoutes);
   await app.register(adminWebhookRoutes);

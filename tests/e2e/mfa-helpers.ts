@@ -40,8 +40,8 @@ export function wrongTotpCode(secret: string): string {
 export const uniqueAdminEmail = (label: string) => `${label}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
 
 /** Creates an admin in the database of the e2e server whose data directory is `dataDir`, with the production CLI. */
-export function createAdmin(dataDir: string, email: string, password: string): void {
-  const created = spawnSync(process.execPath, [path.resolve('dist/server/cli/admin.js'), 'create', email], {
+export function createAdmin(dataDir: string, email: string, password: string, options: string[] = []): void {
+  const created = spawnSync(process.execPath, [path.resolve('dist/server/cli/admin.js'), 'create', email, ...options], {
     env: e2eServerEnv(dataDir),
     input: `${password}\n`,
     encoding: 'utf8',

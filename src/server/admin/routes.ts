@@ -35,8 +35,9 @@ import {
 
 /**
  * The admin waitlist API (contract: src/shared/admin/waitlist-api.ts). Every route in this scope
- * is admin-only: the check runs in onRequest, before the body is read or validated, so an
- * anonymous caller can neither make the server parse megabytes of JSON nor learn the schema.
+ * is admin-only and declares the least role it needs (a viewer reads; deleting and inviting need
+ * an admin): the check runs in onRequest, before the body is read or validated, so an anonymous
+ * caller can neither make the server parse megabytes of JSON nor learn the schema.
  */
 export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<ZodTypeProvider>();
@@ -68,13 +69,13 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
 
   app.get(
     ADMIN_WAITLIST_PATH,
-    { preValidation: checkQueryFilter, schema: { querystring: waitlistPageQuerySchema, response: { 200: waitlistPageSchema } } },
+    { config: { role: 'viewer' }, preValidation: checkQueryFilter, schema: { querystring: waitlistPageQuerySchema, response: { 200: waitlistPageSchema } } },
     async (request) => readWaitlistPage(db, request.query),
   );
 
   app.post(
     ADMIN_DELETE_PATH,
-    { bodyLimit: IDS_BODY_LIMIT, schema: { body: deleteRequestSchema, response: { 200: deleteResultSchema } } },
+    { config: { role: 'admin' }, bodyLimit: IDS_BODY_LIMIT, schema: { body: deleteRequestSchema, response: { 200: deleteResultSchema } } },
     async (request) => {
       const admin = app.adminOf(request);
       // The rows go and the audit record is written together, or neither.
@@ -92,7 +93,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
 
   app.post(
     ADMIN_DELETE_MATCHING_PATH,
-    selectionRouteOptions(matchingSelectionSchema, deleteMatchingResultSchema),
+    { config: { role: 'admin' }, ...selectionRouteOptions(matchingSelectionSchema, deleteMatchingResultSchema) },
     async (request) => {
       const admin = app.adminOf(request);
       const { filter } = request.body;
@@ -118,7 +119,7 @@ export async function adminWaitlistRoutes(instance: FastifyInstance): Promise<vo
 
   app.post(
     ADMIN_INVITE_PATH,
-    selectionRouteOptions(inviteRequestSchema, inviteResultSchema),
+    { config: { role: 'admin' }, ...selectionRouteOptions(inviteRequestSchema, inviteResultSchema) },
     async (request) => {
       const admin = app.adminOf(request);
       if (!app.mail.enabled) {

@@ -24,15 +24,15 @@ export async function adminApiKeyRoutes(instance: FastifyInstance): Promise<void
     return { userId: admin.userId, email: admin.email, ip: request.ip };
   };
 
-  app.get(ADMIN_API_KEYS_PATH, { schema: { response: { 200: apiKeyListSchema } } }, async () => ({ keys: await listApiKeys(db) }));
+  app.get(ADMIN_API_KEYS_PATH, { config: { role: 'owner' }, schema: { response: { 200: apiKeyListSchema } } }, async () => ({ keys: await listApiKeys(db) }));
 
-  app.post(ADMIN_API_KEYS_PATH, { schema: { body: createApiKeyRequestSchema, response: { 201: createdApiKeySchema } } }, async (request, reply) => {
+  app.post(ADMIN_API_KEYS_PATH, { config: { role: 'owner' }, schema: { body: createApiKeyRequestSchema, response: { 201: createdApiKeySchema } } }, async (request, reply) => {
     const { name, scopes, expiresInDays, rateLimit } = request.body;
     const created = await createApiKey(db, { name, scopes, expiresInDays, rateLimit: rateLimit ?? app.config.apiKeyRateLimit }, by(request));
     return reply.status(201).send(created);
   });
 
-  app.post(`${ADMIN_API_KEYS_PATH}/:id/revoke`, { schema: { params: apiKeyParamsSchema, response: { 200: apiKeySummarySchema } } }, async (request) => {
+  app.post(`${ADMIN_API_KEYS_PATH}/:id/revoke`, { config: { role: 'owner' }, schema: { params: apiKeyParamsSchema, response: { 200: apiKeySummarySchema } } }, async (request) => {
     const revoked = await revokeApiKey(db, request.params.id.toLowerCase(), by(request));
     if (!revoked) throw new HttpError(404, 'not_found', 'No API key has this id.');
     return revoked;

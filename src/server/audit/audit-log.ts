@@ -56,7 +56,9 @@ export type AuditAction =
   | 'webhook_disabled'
   | 'webhook_removed'
   | 'webhook_secret_rotated'
-  | 'webhook_replayed';
+  | 'webhook_replayed'
+  // An admin's role changed (CLI set-role, or an owner in /admin): detail { admin_id, from, to, by }.
+  | 'role_changed';
 
 export interface AuditInput {
   action: AuditAction;

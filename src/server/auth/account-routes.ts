@@ -24,7 +24,8 @@ export async function adminAccountRoutes(instance: FastifyInstance): Promise<voi
 
   app.guardAdminScope();
 
-  app.get(ADMIN_SESSIONS_PATH, { schema: { response: { 200: sessionListSchema } } }, async (request) => {
+  // Every role manages its own sessions.
+  app.get(ADMIN_SESSIONS_PATH, { config: { role: 'viewer' }, schema: { response: { 200: sessionListSchema } } }, async (request) => {
     const admin = app.adminOf(request);
     const rows = await listLiveSessions(db, admin.userId, sessionLimits(app.config.auth));
     return {
@@ -42,7 +43,7 @@ export async function adminAccountRoutes(instance: FastifyInstance): Promise<voi
 
   app.post(
     ADMIN_SESSIONS_REVOKE_PATH,
-    { bodyLimit: 16 * 1024, schema: { body: revokeSessionsRequestSchema, response: { 200: revokeResultSchema } } },
+    { config: { role: 'viewer' }, bodyLimit: 16 * 1024, schema: { body: revokeSessionsRequestSchema, response: { 200: revokeResultSchema } } },
     async (request) => {
       const admin = app.adminOf(request);
       const body = request.body;

@@ -3,6 +3,8 @@ import type { Kysely } from 'kysely';
 import { checkWaitlistEmail } from '../../shared/waitlist/email.js';
 import { isUniqueViolation, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import type { AdminRole } from '../../shared/admin/roles.js';
+import { LAST_OWNER_MESSAGE, lockOwners } from './admin-roles.js';
 import { checkPasswordStrength, hashPassword, PASSWORD_MAX_LENGTH } from './passwords.js';
 import { deleteUserRefreshTokens } from './refresh-tokens-repository.js';
 import { deleteSessions } from './sessions-repository.js';
@@ -11,7 +13,7 @@ import * as users from './users-repository.js';
 /** Admin account management shared by the CLI (and any future UI). Emails are stored lower-cased. */
 export class AdminAccountError extends Error {
   constructor(
-    public readonly kind: 'invalid_email' | 'weak_password' | 'duplicate' | 'not_found',
+    public readonly kind: 'invalid_email' | 'weak_password' | 'duplicate' | 'not_found' | 'last_owner',
     message: string,
   ) {
     super(message);
@@ -25,6 +27,7 @@ export interface AdminSummary {
   createdAt: string;
   lastSignInAt: string | null;
   sessions: number;
+  role: AdminRole;
 }
 
 export function normalizeEmail(value: string): string {
@@ -48,19 +51,36 @@ export function countAdmins(db: Kysely<Database>): Promise<number> {
   return users.countUsers(db);
 }
 
-export async function createAdmin(db: Kysely<Database>, emailInput: string, password: string): Promise<{ id: string; email: string }> {
+export const firstAdminIsOwner = (email: string) => `The first admin is an owner: create ${email} without --role, then add others.`;
+
+/**
+ * Creates an admin with `role`, or by default an owner when it is the first admin and an admin
+ * otherwise. The first admin is always an owner: asking for another role for it is refused (the
+ * team would have no owner).
+ */
+export async function createAdmin(
+  db: Kysely<Database>,
+  emailInput: string,
+  password: string,
+  options: { role?: AdminRole } = {},
+): Promise<{ id: string; email: string; role: AdminRole }> {
   const email = normalizeEmail(emailInput);
   await assertStrongPassword(password, email);
   const now = new Date().toISOString();
   const id = randomUUID();
   const passwordHash = await hashPassword(password);
   try {
-    await users.insertUser(db, { id, email, password_hash: passwordHash, user_metadata: '{}', created_at: now, updated_at: now, last_sign_in_at: null });
+    return await db.transaction().execute(async (trx) => {
+      const first = (await users.countUsers(trx)) === 0;
+      const role = options.role ?? (first ? 'owner' : 'admin');
+      if (first && role !== 'owner') throw new AdminAccountError('last_owner', firstAdminIsOwner(email));
+      await users.insertUser(trx, { id, email, password_hash: passwordHash, user_metadata: '{}', created_at: now, updated_at: now, last_sign_in_at: null, role });
+      return { id, email, role };
+    });
   } catch (err) {
     if (isUniqueViolation(err)) throw new AdminAccountError('duplicate', `An admin with the e-mail ${email} already exists.`);
     throw err;
   }
-  return { id, email };
 }
 
 export async function listAdmins(db: Kysely<Database>): Promise<AdminSummary[]> {
@@ -71,6 +91,7 @@ export async function listAdmins(db: Kysely<Database>): Promise<AdminSummary[]> 
     createdAt: toIsoTimestamp(r.created_at),
     lastSignInAt: r.last_sign_in_at ? toIsoTimestamp(r.last_sign_in_at) : null,
     sessions: Number(r.sessions),
+    role: r.role,
   }));
 }
 
@@ -85,11 +106,19 @@ async function findId(db: users.Db, email: string): Promise<string> {
   return id;
 }
 
-/** Deletes the admin; its sessions and refresh tokens go with it (ON DELETE CASCADE, and explicitly). */
+/**
+ * Deletes the admin; its sessions and refresh tokens go with it (ON DELETE CASCADE, and explicitly).
+ * The last owner is not deleted while other admins remain (they would have no owner).
+ */
 export async function deleteAdmin(db: Kysely<Database>, emailInput: string): Promise<void> {
   const email = normalizeEmail(emailInput);
   await db.transaction().execute(async (trx) => {
+    const owners = await lockOwners(trx);
     const id = await findId(trx, email);
+    const row = await users.findUserById(trx, id);
+    if (row?.role === 'owner' && owners <= 1 && (await users.countUsers(trx)) > 1) {
+      throw new AdminAccountError('last_owner', LAST_OWNER_MESSAGE);
+    }
     await deleteUserRefreshTokens(trx, id);
     await deleteSessions(trx, id, 'all');
     await users.deleteUser(trx, id);

@@ -1,4 +1,5 @@
 import { z } from 'zod/mini';
+import { ADMIN_ROLES } from '../../shared/admin/roles.js';
 
 /**
  * The admin auth service at /auth/v1: the GoTrue subset @supabase/auth-js uses, declared once for
@@ -71,7 +72,8 @@ export const updateUserBodySchema = objectBody({
 });
 export type UpdateUserBody = z.output<typeof updateUserBodySchema>;
 
-const appMetadataSchema = z.object({ provider: z.string(), providers: z.array(z.string()) });
+/** With the admin's role (src/shared/admin/roles.ts), which auth-js passes through as it does any key. */
+const appMetadataSchema = z.object({ provider: z.string(), providers: z.array(z.string()), role: z.enum(ADMIN_ROLES) });
 
 /** One element of `identities` (§3.2). */
 const identitySchema = z.object({

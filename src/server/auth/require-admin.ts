@@ -1,10 +1,12 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { roleAtLeast } from '../../shared/admin/roles.js';
 import { HttpError } from '../http/errors.js';
 import { hasBody, isJsonContentType } from '../http/cross-site.js';
 import { authenticate, checkSession, type AuthFailureCode } from './authenticate.js';
 import { sessionLimits } from './session-limits.js';
 import { userHasVerifiedFactor } from './mfa.js';
 import type { AdminPrincipal } from './admin-principal.js';
+import { checkRole, declaredRole, declareRouteRoles, requireDeclaredRoles } from './route-roles.js';
 
 export type { AdminPrincipal };
 
@@ -16,27 +18,30 @@ declare module 'fastify' {
      */
     requireAdmin(request: FastifyRequest): Promise<AdminPrincipal>;
     /**
-     * Makes every route of this (encapsulated) scope admin-only: the check runs in onRequest, before
-     * the body is read or validated, so an anonymous caller can neither make the server parse
-     * megabytes of JSON nor learn the schema; no answer of the scope, errors included, is cached.
-     * A body must be application/json (415 otherwise), which no other site's page can make a
-     * browser send without a CORS preflight.
+     * Makes every route of this (encapsulated) scope an admin route: each must declare the least
+     * role it needs, `config: { role: 'viewer' | 'admin' | 'owner' }`, or the app does not start.
+     * The declaration attaches the check (route-roles.ts, adminAccess): it runs in onRequest,
+     * before the body is read or validated, so an anonymous caller can neither make the server parse
+     * megabytes of JSON nor learn the schema; no answer, errors included, is cached. A body must be
+     * application/json (415 otherwise), which no other site's page can make a browser send without a
+     * CORS preflight. A role below the declared one: 403 `insufficient_role`.
      */
     guardAdminScope(): void;
     /** The admin that guardAdminScope's check let through for this request. */
     adminOf(request: FastifyRequest): AdminPrincipal;
     /**
-     * The request's admin checked again as the guard did, but NOT counted as use of the session (a
-     * long-lived request, like the admin event stream, is not activity): the access token's expiry
-     * (ms since the epoch) while token, session and assurance all still hold, else null (signed
-     * out, revoked, timed out, expired).
+     * The request's admin checked again as the guard did (the route's role included), but NOT
+     * counted as use of the session (a long-lived request, like the admin event stream, is not
+     * activity): the access token's expiry (ms since the epoch) while token, session, assurance and
+     * role all still hold, else null (signed out, revoked, timed out, expired, role taken away).
      */
     recheckAdmin(request: FastifyRequest): Promise<{ expiresAtMs: number } | null>;
     /**
      * The admin of a session named by ids (an export download ticket's: a request that carries no
      * token), checked as the guard checks a token's session: the admin and the session still exist,
-     * the session is within its limits and has the assurance the admin needs; counted as use of the
-     * session. Throws the guard's 401 `unauthorized` or 403 `insufficient_aal` HttpError otherwise.
+     * the session is within its limits and has the assurance the admin needs, and the admin's role
+     * (now, in the database) is the one the route declares; counted as use of the session. Throws
+     * the guard's 401 `unauthorized`, 403 `insufficient_aal` or 403 `insufficient_role` otherwise.
      */
     adminOfSession(request: FastifyRequest, userId: string, sessionId: string): Promise<AdminPrincipal>;
   }
@@ -70,7 +75,12 @@ async function resolve(
   if (!result.ok) return { code: result.code };
   const gap = await assuranceGap(request, result, result.claims);
   if (gap) return { gap };
-  return { principal: { userId: result.user.id, email: result.user.email, sessionId: result.session.id }, expiresAtMs: (result.claims.exp ?? 0) * 1000 };
+  // The role is the database's, read with the admin's row on every request: a changed role counts
+  // from the next request, whatever the token says.
+  return {
+    principal: { userId: result.user.id, email: result.user.email, sessionId: result.session.id, role: result.user.role },
+    expiresAtMs: (result.claims.exp ?? 0) * 1000,
+  };
 }
 
 /**
@@ -98,14 +108,16 @@ async function adminOfSession(request: FastifyRequest, userId: string, sessionId
   if (!result.ok) throw new HttpError(401, 'unauthorized', messages[result.code]);
   const gap = await assuranceGap(request, result, null);
   if (gap) throw new HttpError(403, 'insufficient_aal', gapMessages[gap]);
-  return { userId: result.user.id, email: result.user.email, sessionId: result.session.id };
+  checkRole(result.user.role, declaredRole(request));
+  return { userId: result.user.id, email: result.user.email, sessionId: result.session.id, role: result.user.role };
 }
 
 /**
- * Server-side admin enforcement for any route: verifies `Authorization: Bearer <jwt>` (ES256 with
- * one of our kids, signature, not expired; `alg:none`/HS256/forged are rejected) and checks the
- * session and the admin still exist. Any failure throws a 401 `unauthorized` HttpError; a session
- * below the assurance the admin needs (see resolve) a 403 `insufficient_aal` one.
+ * Authenticates an admin of any role (adminAccess then checks the route's): verifies
+ * `Authorization: Bearer <jwt>` (ES256 with one of our kids, signature, not expired;
+ * `alg:none`/HS256/forged are rejected) and checks the session and the admin still exist. Any
+ * failure throws a 401 `unauthorized` HttpError; a session below the assurance the admin needs (see
+ * resolve) a 403 `insufficient_aal` one.
  * Needs nothing but the request: keys are loaded lazily from `request.server.database`.
  */
 export async function requireAdmin(request: FastifyRequest): Promise<AdminPrincipal> {
@@ -124,17 +136,22 @@ export async function getAdminPrincipal(request: FastifyRequest): Promise<AdminP
 /** The signed-in admin of each request in a guarded scope. */
 const principals = new WeakMap<FastifyRequest, AdminPrincipal>();
 
+/** The first onRequest hook of every route that declares a role (route-roles.ts attaches it). */
+async function adminAccess(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  // Admin answers hold personal data or account details: never cached.
+  reply.header('cache-control', 'no-store');
+  // JSON bodies only (security review, finding 3): no other page can make a browser send one
+  // without a CORS preflight. Checked first, before the token, so a refusal costs no lookup.
+  if (hasBody(request) && !isJsonContentType(request.headers['content-type'])) {
+    throw new HttpError(415, 'unsupported_media_type', 'Send the request body as JSON (Content-Type: application/json).');
+  }
+  const principal = await requireAdmin(request);
+  checkRole(principal.role, declaredRole(request));
+  principals.set(request, principal);
+}
+
 function guardAdminScope(this: FastifyInstance): void {
-  this.addHook('onRequest', async (request, reply) => {
-    // Admin answers hold personal data or account details: never cached.
-    reply.header('cache-control', 'no-store');
-    // JSON bodies only (security review, finding 3): no other page can make a browser send one
-    // without a CORS preflight. Checked first, before the token, so a refusal costs no lookup.
-    if (hasBody(request) && !isJsonContentType(request.headers['content-type'])) {
-      throw new HttpError(415, 'unsupported_media_type', 'Send the request body as JSON (Content-Type: application/json).');
-    }
-    principals.set(request, await requireAdmin(request));
-  });
+  requireDeclaredRoles(this);
 }
 
 function adminOf(request: FastifyRequest): AdminPrincipal {
@@ -149,12 +166,15 @@ function adminOf(request: FastifyRequest): AdminPrincipal {
  * `guardAdminScope()` and `adminOf(request)`, so any feature guards its routes without importing auth.
  */
 export function registerAdminGuard(app: FastifyInstance): void {
+  declareRouteRoles(app, adminAccess);
   app.decorate('requireAdmin', requireAdmin);
   app.decorate('guardAdminScope', guardAdminScope);
   app.decorate('adminOf', adminOf);
   app.decorate('adminOfSession', adminOfSession);
   app.decorate('recheckAdmin', async (request: FastifyRequest) => {
     const outcome = await resolve(request, false);
-    return 'principal' in outcome ? { expiresAtMs: outcome.expiresAtMs } : null;
+    if (!('principal' in outcome)) return null;
+    const required = declaredRole(request);
+    return required !== undefined && roleAtLeast(outcome.principal.role, required) ? { expiresAtMs: outcome.expiresAtMs } : null;
   });
 }

@@ -314,6 +314,7 @@ export class AuthService {
       email: user.email,
       sessionId: session.id,
       userMetadata: parseJsonObject(user.user_metadata),
+      role: user.role,
       ...sessionAssurance(session),
       issuedAt,
       expiresInSeconds: expiresIn,

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { ROLE_CLAIM, type AdminRole } from '../../shared/admin/roles.js';
 import { JWT_ALGORITHM, getKeyRing, getVerificationKey } from './keys.js';
 
 export const JWT_AUDIENCE = 'authenticated';
@@ -18,6 +19,11 @@ export const MAX_TOKEN_LIFETIME_SECONDS = 604_800;
 
 export type Aal = 'aal1' | 'aal2';
 
+/** GoTrue's `app_metadata` of an e-mail account, with the admin's role (tokens and the user object alike). */
+export function appMetadata(role: AdminRole): { provider: string; providers: string[]; role: AdminRole } {
+  return { provider: 'email', providers: ['email'], role };
+}
+
 /** One authentication method of a session, as in GoTrue's `amr` claim. */
 export interface AmrEntry {
   method: string;
@@ -31,6 +37,11 @@ export interface AccessTokenInput {
   email: string;
   sessionId: string;
   userMetadata: Record<string, unknown>;
+  /**
+   * The admin's role when the token is issued: in `app_metadata.role` and the top-level `user_role`
+   * claim, for the page to show and hide; the server itself checks the database's on each request.
+   */
+  role: AdminRole;
   /** Unix seconds of the password sign-in. */
   passwordAt: number;
   /** The session's assurance level and methods, newest first (sessionAssurance); aal1 by password alone when absent. */
@@ -95,13 +106,15 @@ export async function signAccessToken(db: Kysely<Database>, input: AccessTokenIn
     iat: input.issuedAt,
     email: input.email,
     phone: '',
-    app_metadata: { provider: 'email', providers: ['email'] },
+    app_metadata: appMetadata(input.role),
     user_metadata: input.userMetadata,
+    // GoTrue's `role` stays `authenticated` (PostgREST and auth-js read it); ours is `user_role`.
     role: JWT_ROLE,
     aal: input.aal ?? 'aal1',
     amr: input.amr ?? [{ method: 'password', timestamp: input.passwordAt }],
     session_id: input.sessionId,
     is_anonymous: false,
+    [ROLE_CLAIM]: input.role,
   })
     .setProtectedHeader({ alg: JWT_ALGORITHM, kid: ring.signing.kid, typ: 'JWT' })
     .sign(ring.signing.privateKey);

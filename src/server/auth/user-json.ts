@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { parseJsonObject, toIsoTimestamp } from '../db/database.js';
-import { JWT_AUDIENCE, JWT_ROLE } from './tokens.js';
+import { appMetadata, JWT_AUDIENCE, JWT_ROLE } from './tokens.js';
 import type { FactorRow } from './factors-repository.js';
 import type { AdminUserRow } from './users-repository.js';
 import type { FactorJson, GoTrueUser } from './auth-api.js';
@@ -46,7 +46,7 @@ export function userJson(user: AdminUserRow, factors: FactorRow[] = []): GoTrueU
     phone: '',
     confirmed_at: createdAt,
     last_sign_in_at: lastSignInAt,
-    app_metadata: { provider: 'email', providers: ['email'] },
+    app_metadata: appMetadata(user.role),
     user_metadata: parseJsonObject(user.user_metadata),
     identities: [
       {

@@ -7,7 +7,7 @@ export type Db = Kysely<Database> | Transaction<Database>;
 export type AdminUserRow = Selectable<AdminUsersTable>;
 
 /** An admin with the number of its sessions, for `npm run admin -- list`. */
-export type AdminUserSummaryRow = Pick<AdminUserRow, 'id' | 'email' | 'created_at' | 'last_sign_in_at'> & { sessions: number | string };
+export type AdminUserSummaryRow = Pick<AdminUserRow, 'id' | 'email' | 'created_at' | 'last_sign_in_at' | 'role'> & { sessions: number | string };
 
 export async function insertUser(db: Db, user: Insertable<AdminUsersTable>): Promise<void> {
   await db.insertInto('admin_users').values(user).execute();
@@ -37,8 +37,8 @@ export function listUsersWithSessionCounts(db: Db): Promise<AdminUserSummaryRow[
   return db
     .selectFrom('admin_users as u')
     .leftJoin('admin_sessions as s', 's.user_id', 'u.id')
-    .select((eb) => ['u.id', 'u.email', 'u.created_at', 'u.last_sign_in_at', eb.fn.count<number | string>('s.id').as('sessions')])
-    .groupBy(['u.id', 'u.email', 'u.created_at', 'u.last_sign_in_at'])
+    .select((eb) => ['u.id', 'u.email', 'u.created_at', 'u.last_sign_in_at', 'u.role', eb.fn.count<number | string>('s.id').as('sessions')])
+    .groupBy(['u.id', 'u.email', 'u.created_at', 'u.last_sign_in_at', 'u.role'])
     .orderBy('u.email')
     .execute();
 }

@@ -46,7 +46,7 @@ export async function heldRoutes(instance: FastifyInstance): Promise<void> {
   const { db } = app.database;
   app.guardAdminScope();
 
-  app.post(ADMIN_HELD_APPROVE_PATH, selectionRouteOptions(heldActionRequestSchema, heldActionResultSchema), async (request) => {
+  app.post(ADMIN_HELD_APPROVE_PATH, { config: { role: 'admin' }, ...selectionRouteOptions(heldActionRequestSchema, heldActionResultSchema) }, async (request) => {
     const admin = app.adminOf(request);
     const { confirmation, welcome } = app.config.consent;
     if (confirmation === 'required' && !app.mail.enabled) {
@@ -64,7 +64,7 @@ export async function heldRoutes(instance: FastifyInstance): Promise<void> {
     return { count };
   });
 
-  app.post(ADMIN_HELD_REJECT_PATH, selectionRouteOptions(heldActionRequestSchema, heldActionResultSchema), async (request) => {
+  app.post(ADMIN_HELD_REJECT_PATH, { config: { role: 'admin' }, ...selectionRouteOptions(heldActionRequestSchema, heldActionResultSchema) }, async (request) => {
     const admin = app.adminOf(request);
     const selection = selectionOf(request.body);
     // Like a delete: ids and keyed hashes of the addresses, never the addresses, one record per chunk, then the summary.

@@ -12,6 +12,7 @@ import { resetMfaCommand } from './admin/reset-mfa.js';
 import { rotateKeyCommand } from './admin/rotate-key.js';
 import { rotateSecretCommand } from './admin/rotate-secret.js';
 import { setPasswordCommand } from './admin/set-password.js';
+import { setRoleCommand } from './admin/set-role.js';
 import { sessionsCommand } from './admin/sessions.js';
 import { unlockCommand } from './admin/unlock.js';
 import { webhooksCommand } from './admin/webhooks.js';
@@ -19,7 +20,7 @@ import { runAsScript, runProgram, type CliIo, type CliProgram } from './program.
 
 export const adminProgram: CliProgram = {
   name: 'admin',
-  commands: [createCommand, listCommand, deleteCommand, setPasswordCommand, auditCommand, rotateKeyCommand, rotateSecretCommand, resetMfaCommand, unlockCommand, sessionsCommand, apiKeysCommand, webhooksCommand],
+  commands: [createCommand, listCommand, deleteCommand, setPasswordCommand, setRoleCommand, auditCommand, rotateKeyCommand, rotateSecretCommand, resetMfaCommand, unlockCommand, sessionsCommand, apiKeysCommand, webhooksCommand],
 };
 
 /** The whole CLI with injectable streams (tests call it directly); resolves to the exit code. */

@@ -19,8 +19,9 @@ import * as suppressionKeyCheck from './migrations/2026-11-29T0200-suppression-k
 import * as signupScreening from './migrations/2026-11-29T0300-signup-screening.js';
 import * as heldSignups from './migrations/2026-11-29T0400-held-signups.js';
 import * as records from './migrations/2026-11-29T0500-records.js';
-import * as apiKeys from './migrations/2026-11-29T0800-api-keys.js';
 import * as webhooks from './migrations/2026-11-29T0600-webhooks.js';
+import * as adminRoles from './migrations/2026-11-29T0700-admin-roles.js';
+import * as apiKeys from './migrations/2026-11-29T0800-api-keys.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -43,8 +44,9 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T0300-signup-screening': signupScreening,
   '2026-11-29T0400-held-signups': heldSignups,
   '2026-11-29T0500-records': records,
-  '2026-11-29T0800-api-keys': apiKeys,
   '2026-11-29T0600-webhooks': webhooks,
+  '2026-11-29T0700-admin-roles': adminRoles,
+  '2026-11-29T0800-api-keys': apiKeys,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */

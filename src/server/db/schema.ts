@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { AdminRole } from '../../shared/admin/roles.js';
 import type { EntryStatus } from '../../shared/waitlist/entry.js';
 
 /**
@@ -67,6 +68,8 @@ export interface AdminUsersTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   last_sign_in_at: Timestamp | null;
+  /** 'owner' | 'admin' | 'viewer' (src/shared/admin/roles.ts); the database's copy is the one checked on every admin request. */
+  role: ColumnType<AdminRole, AdminRole | undefined, AdminRole>;
 }
 
 /** One row per signed-in device; the JWT `session_id`. Deleting the row signs the device out. */

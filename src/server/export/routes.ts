@@ -107,7 +107,7 @@ async function guardedExportRoutes(instance: FastifyInstance): Promise<void> {
 
   app.post(
     ADMIN_EXPORT_PATH,
-    { ...FILE_ROUTE_OPTIONS, bodyLimit: IDS_BODY_LIMIT, preValidation: checkExportBody, schema: { body: exportRequestSchema } },
+    { ...FILE_ROUTE_OPTIONS, config: { role: 'admin' }, bodyLimit: IDS_BODY_LIMIT, preValidation: checkExportBody, schema: { body: exportRequestSchema } },
     async (request, reply) => sendExport(app, request, reply, adminActor(app.adminOf(request)), request.body),
   );
 
@@ -115,7 +115,12 @@ async function guardedExportRoutes(instance: FastifyInstance): Promise<void> {
   // the ticket (ticketDownloadRoutes), followed here until they end.
   app.post(
     ADMIN_EXPORTS_PATH,
-    { bodyLimit: IDS_BODY_LIMIT, preValidation: checkExportBody, schema: { body: exportRequestSchema, response: { 201: exportDownloadSchema } } },
+    {
+      config: { role: 'admin' },
+      bodyLimit: IDS_BODY_LIMIT,
+      preValidation: checkExportBody,
+      schema: { body: exportRequestSchema, response: { 201: exportDownloadSchema } },
+    },
     async (request, reply) => {
       checkTimeZone(request.body.timeZone);
       reply.code(201);
@@ -125,7 +130,7 @@ async function guardedExportRoutes(instance: FastifyInstance): Promise<void> {
 
   app.get(
     `${ADMIN_EXPORTS_PATH}/:id`,
-    { schema: { params: exportDownloadParamsSchema, response: { 200: exportDownloadStatusSchema } } },
+    { config: { role: 'admin' }, schema: { params: exportDownloadParamsSchema, response: { 200: exportDownloadStatusSchema } } },
     async (request) => {
       const status = await exportDownloadStatus(db, request.params.id.toLowerCase(), { userId: app.adminOf(request).userId });
       if (!status) throw new HttpError(404, 'not_found', 'No such export download. Export again.');
@@ -154,7 +159,13 @@ async function ticketDownloadRoutes(instance: FastifyInstance): Promise<void> {
 
   app.post(
     ADMIN_EXPORT_DOWNLOAD_PATH,
-    { ...FILE_ROUTE_OPTIONS, bodyLimit: DOWNLOAD_FORM_BODY_LIMIT, schema: { body: exportDownloadFormSchema } },
+    {
+      ...FILE_ROUTE_OPTIONS,
+      // The ticket is the credential; adminOfSession checks this role against the admin's, now.
+      config: { role: 'admin', adminCredential: 'ticket' },
+      bodyLimit: DOWNLOAD_FORM_BODY_LIMIT,
+      schema: { body: exportDownloadFormSchema },
+    },
     async (request, reply) =>
       downloadByTicket(app, request, reply, request.body.ticket, 'session', async (owner) => {
         if ('apiKeyId' in owner) throw new HttpError(401, 'unauthorized', 'Sign in as an admin to continue.');

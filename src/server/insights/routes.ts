@@ -14,7 +14,7 @@ export async function adminInsightsRoutes(instance: FastifyInstance): Promise<vo
   app.guardAdminScope();
   app.get(
     ADMIN_INSIGHTS_PATH,
-    { preValidation: checkQueryFilter, schema: { querystring: filterQuerySchema, response: { 200: waitlistInsightsSchema } } },
+    { config: { role: 'viewer' }, preValidation: checkQueryFilter, schema: { querystring: filterQuerySchema, response: { 200: waitlistInsightsSchema } } },
     async (request) => waitlistInsights(app.database.db, queryFilter(request.query), { confirmation: app.config.consent.confirmation }),
   );
 }

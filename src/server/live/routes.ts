@@ -42,6 +42,7 @@ export const adminEventsRoutes: FastifyPluginAsync<AdminEventsOptions> = async (
   app.get(
     ADMIN_EVENTS_PATH,
     {
+      config: { role: 'viewer' },
       // Never compressed (a compressor buffers), and no HEAD twin that would open a stream.
       compress: false,
       exposeHeadRoute: false,

@@ -29,7 +29,8 @@ export async function adminMailRoutes(instance: FastifyInstance): Promise<void> 
 
   app.guardAdminScope();
 
-  app.get(ADMIN_MAIL_PATH, { schema: { response: { 200: mailStatusSchema } } }, async () => ({
+  // The settings and counts: no address, so a viewer sees them too.
+  app.get(ADMIN_MAIL_PATH, { config: { role: 'viewer' }, schema: { response: { 200: mailStatusSchema } } }, async () => ({
     enabled: app.mail.enabled,
     confirmation: app.config.consent.confirmation,
     welcome: app.config.consent.welcome,
@@ -39,7 +40,8 @@ export async function adminMailRoutes(instance: FastifyInstance): Promise<void> 
 
   app.get(
     ADMIN_OUTBOX_PATH,
-    { schema: { querystring: outboxPageQuerySchema, response: { 200: outboxPageSchema } } },
+    // The outbox's rows carry addresses: not for a viewer (issue 32 point 4).
+    { config: { role: 'admin' }, schema: { querystring: outboxPageQuerySchema, response: { 200: outboxPageSchema } } },
     async (request) => {
       let after = null;
       if (request.query.cursor !== undefined) {
@@ -53,7 +55,7 @@ export async function adminMailRoutes(instance: FastifyInstance): Promise<void> 
 
   app.post(
     ADMIN_OUTBOX_RETRY_PATH,
-    { bodyLimit: IDS_BODY_LIMIT, schema: { body: retryRequestSchema, response: { 200: retryResultSchema } } },
+    { config: { role: 'admin' }, bodyLimit: IDS_BODY_LIMIT, schema: { body: retryRequestSchema, response: { 200: retryResultSchema } } },
     async (request) => {
       const admin = app.adminOf(request);
       if (!app.mail.enabled) {

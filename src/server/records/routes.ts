@@ -26,14 +26,14 @@ export async function adminRecordsRoutes(instance: FastifyInstance): Promise<voi
 
   app.guardAdminScope();
 
-  app.get(ADMIN_RECORD_VERSIONS_PATH, { schema: { response: { 200: recordVersionListSchema } } }, async () => {
+  app.get(ADMIN_RECORD_VERSIONS_PATH, { config: { role: 'admin' }, schema: { response: { 200: recordVersionListSchema } } }, async () => {
     await app.records.flush();
     return { versions: await listVersions(db), retentionYears: app.config.records.retentionYears };
   });
 
   app.get(
     `${ADMIN_RECORD_VERSIONS_PATH}/:id`,
-    { schema: { params: recordVersionParamsSchema, response: { 200: recordVersionSchema } } },
+    { config: { role: 'admin' }, schema: { params: recordVersionParamsSchema, response: { 200: recordVersionSchema } } },
     async (request) => {
       await app.records.flush();
       const version = await findVersion(db, request.params.id);
@@ -42,7 +42,7 @@ export async function adminRecordsRoutes(instance: FastifyInstance): Promise<voi
     },
   );
 
-  app.get(ADMIN_RECORDS_BUNDLE_PATH, { schema: { querystring: recordsBundleQuerySchema } }, async (request, reply) => {
+  app.get(ADMIN_RECORDS_BUNDLE_PATH, { config: { role: 'admin' }, schema: { querystring: recordsBundleQuerySchema } }, async (request, reply) => {
     const admin = app.adminOf(request);
     await app.records.flush();
     const { zip, manifest } = await buildRecordsBundle(db, request.query, { retentionYears: app.config.records.retentionYears });

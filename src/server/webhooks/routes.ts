@@ -39,39 +39,39 @@ export async function adminWebhookRoutes(instance: FastifyInstance): Promise<voi
 
   app.guardAdminScope();
 
-  app.get(ADMIN_WEBHOOKS_PATH, { schema: { response: { 200: webhookListSchema } } }, async () => ({
+  app.get(ADMIN_WEBHOOKS_PATH, { config: { role: 'owner' }, schema: { response: { 200: webhookListSchema } } }, async () => ({
     endpoints: (await listEndpoints(db)).map((row) => toEndpointView(row)),
     eventTypes: [...WEBHOOK_EVENT_TYPES],
     maxEndpoints: app.config.webhooks.maxEndpoints,
   }));
 
-  app.post(ADMIN_WEBHOOKS_PATH, { schema: { body: createWebhookSchema, response: { 201: createdWebhookSchema } } }, async (request, reply) => {
+  app.post(ADMIN_WEBHOOKS_PATH, { config: { role: 'owner' }, schema: { body: createWebhookSchema, response: { 201: createdWebhookSchema } } }, async (request, reply) => {
     const created = await createWebhookEndpoint(deps, actorOf(request), request.body);
     request.log.info({ endpoint: created.endpoint.id, actor: app.adminOf(request).userId }, 'webhooks: endpoint created');
     return reply.code(201).send(await changed(created));
   });
 
   for (const enabled of [true, false]) {
-    app.post(`${ADMIN_WEBHOOKS_PATH}/:id/${enabled ? 'enable' : 'disable'}`, { schema: { ...idParams, response: { 200: webhookEndpointSchema } } }, async (request) =>
+    app.post(`${ADMIN_WEBHOOKS_PATH}/:id/${enabled ? 'enable' : 'disable'}`, { config: { role: 'owner' }, schema: { ...idParams, response: { 200: webhookEndpointSchema } } }, async (request) =>
       changed(await setWebhookEnabled(deps, actorOf(request), request.params.id, enabled)),
     );
   }
 
-  app.post(`${ADMIN_WEBHOOKS_PATH}/:id/rotate`, { schema: { ...idParams, response: { 200: createdWebhookSchema } } }, async (request) =>
+  app.post(`${ADMIN_WEBHOOKS_PATH}/:id/rotate`, { config: { role: 'owner' }, schema: { ...idParams, response: { 200: createdWebhookSchema } } }, async (request) =>
     rotateWebhookSecret(deps, actorOf(request), request.params.id),
   );
 
-  app.post(`${ADMIN_WEBHOOKS_PATH}/:id/remove`, { schema: { ...idParams, response: { 200: removedWebhookSchema } } }, async (request) => {
+  app.post(`${ADMIN_WEBHOOKS_PATH}/:id/remove`, { config: { role: 'owner' }, schema: { ...idParams, response: { 200: removedWebhookSchema } } }, async (request) => {
     await removeWebhookEndpoint(deps, actorOf(request), request.params.id);
     return changed({ removed: true as const });
   });
 
-  app.get(`${ADMIN_WEBHOOKS_PATH}/:id/deliveries`, { schema: { ...idParams, response: { 200: webhookDeliveryListSchema } } }, async (request) => {
+  app.get(`${ADMIN_WEBHOOKS_PATH}/:id/deliveries`, { config: { role: 'owner' }, schema: { ...idParams, response: { 200: webhookDeliveryListSchema } } }, async (request) => {
     if (!(await findEndpoint(db, request.params.id))) throw new HttpError(404, 'not_found', 'There is no such webhook endpoint.');
     return { deliveries: await listDeliveries(db, request.params.id, WEBHOOK_DELIVERIES_SHOWN) };
   });
 
-  app.post(`${ADMIN_WEBHOOKS_PATH}/deliveries/:id/replay`, { schema: { ...idParams, response: { 200: webhookDeliverySchema } } }, async (request) => {
+  app.post(`${ADMIN_WEBHOOKS_PATH}/deliveries/:id/replay`, { config: { role: 'owner' }, schema: { ...idParams, response: { 200: webhookDeliverySchema } } }, async (request) => {
     const replayed = await replayWebhookDelivery(deps, actorOf(request), request.params.id);
     app.webhooks.worker.wake();
     return replayed;

@@ -1,5 +1,6 @@
 import { lazy, Suspense, useCallback, useEffect } from 'react';
 import { filterFromSearchParams, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
+import { roleRights, type AdminRole } from '../../shared/admin/roles.js';
 import { siteContent } from '../../shared/site/content.js';
 import { PAGES } from '../../shared/site/pages.js';
 import { LogoMark } from '../site/Logo.js';
@@ -37,7 +38,7 @@ function prefetchTable(): void {
 
 /**
  * /admin: the waitlist panel, shown once a session is confirmed. Its areas: the waitlist (table,
- * filters, actions, live updates), the insight panel, the e-mail area, the records, the API keys, webhooks and the admin's own account;
+ * filters, actions, live updates), the insight panel, the e-mail area, the records (admins), the API keys and webhooks (owners) and the admin's own account;
  * what several of them use is in ./common.
  */
 export default function AdminPage() {
@@ -51,11 +52,13 @@ export default function AdminPage() {
       </main>
     );
   }
-  return <AdminDashboard email={session.email} />;
+  return <AdminDashboard email={session.email} role={session.role} />;
 }
 
-function AdminDashboard({ email }: { email: string }) {
+function AdminDashboard({ email, role }: { email: string; role: AdminRole }) {
   const { onAccessError, enrolmentRequired, onEnrolled, signOut, signingOut } = useAdminAccess();
+  // What the page offers this role; the server refuses the rest whatever the page shows.
+  const rights = roleRights(role);
 
   // The e-mail status: Invite Selected needs it, the e-mail area shows it. Its own load failure
   // shows in that area; a refused session is handled like any admin call's.
@@ -99,6 +102,7 @@ function AdminDashboard({ email }: { email: string }) {
               onFilterChange={setFilter}
               onAccessError={onAccessError}
               mailEnabled={mailEnabled}
+              rights={rights}
               onMailChanged={mail.refresh}
               onLiveUpdate={insights.onLiveUpdate}
               onFirstPageSettled={insights.onFirstPageSettled}
@@ -109,13 +113,13 @@ function AdminDashboard({ email }: { email: string }) {
                 <InsightPanel filter={filter} liveVersion={insights.liveVersion} onAccessError={onAccessError} onFilter={onFilterPatch} />
               </Suspense>
             )}
-            <MailPanel mail={mail} onAccessError={onAccessError} />
+            <MailPanel mail={mail} showOutbox={rights.outbox} onAccessError={onAccessError} />
             <Suspense fallback={null}>
-              <RecordsPanel onAccessError={onAccessError} />
-              <ApiKeysPanel onAccessError={onAccessError} />
-              <WebhooksPanel onAccessError={onAccessError} />
+              {rights.records && <RecordsPanel onAccessError={onAccessError} />}
+              {rights.manageTeam && <ApiKeysPanel onAccessError={onAccessError} />}
+              {rights.manageTeam && <WebhooksPanel onAccessError={onAccessError} />}
             </Suspense>
-            <AccountPanel email={email} onAccessError={onAccessError} />
+            <AccountPanel email={email} role={role} onAccessError={onAccessError} />
           </>
         )}
       </main>

@@ -80,6 +80,7 @@ describe.each(TEST_DIALECTS)('admin waitlist API (%s)', (dialect: TestDialect) =
         email: claims.email,
         sessionId: claims.session_id,
         userMetadata: {},
+        role: 'owner',
         passwordAt: now - 7200,
         issuedAt: now - 7200,
         expiresInSeconds: 3600,

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { sql, type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/server/config.js';
-import { openDatabase, type DatabaseHandle } from '../../../src/server/db/database.js';
+import { openDatabase, toIsoTimestamp, type DatabaseHandle } from '../../../src/server/db/database.js';
 import { MIGRATIONS, migrateToLatest } from '../../../src/server/db/migrate.js';
 import { createScratchPostgres, TEST_DIALECTS, type TestDialect } from '../../support/databases.js';
 
@@ -78,6 +78,32 @@ describe.each(TEST_DIALECTS)('migrations (%s)', (dialect: TestDialect) => {
       const { rows } = await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'waitlist_email_trgm_idx'`.execute(handle.db);
       expect(rows).toEqual([]);
     }
+  });
+
+  it('roles: the earliest-created existing admin becomes the owner, the others stay admins', async () => {
+    const { open } = await emptyDatabase();
+    const handle = open();
+    const before = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < '2026-11-29T0700'));
+    await migrateToLatest(handle.db, before);
+    const admins = [
+      { id: '22222222-2222-4222-8222-222222222222', email: 'second@example.com', created_at: '2026-01-02T00:00:00.000Z' },
+      { id: '11111111-1111-4111-8111-111111111111', email: 'first@example.com', created_at: '2026-01-01T00:00:00.000Z' },
+      { id: '33333333-3333-4333-8333-333333333333', email: 'third@example.com', created_at: '2026-01-03T00:00:00.000Z' },
+    ];
+    for (const a of admins) {
+      // Rows as the schema before roles had them (no role column yet).
+      await sql`INSERT INTO admin_users (id, email, password_hash, user_metadata, created_at, updated_at)
+        VALUES (${a.id}, ${a.email}, 'x', '{}', ${a.created_at}, ${a.created_at})`.execute(handle.db);
+    }
+    expect(await migrateToLatest(handle.db)).toEqual(['2026-11-29T0700-admin-roles']);
+    const rows = await handle.db.selectFrom('admin_users').select(['email', 'role', 'created_at']).orderBy('created_at').execute();
+    expect(rows.map((r) => [r.email, r.role, toIsoTimestamp(r.created_at)])).toEqual([
+      ['first@example.com', 'owner', '2026-01-01T00:00:00.000Z'],
+      ['second@example.com', 'admin', '2026-01-02T00:00:00.000Z'],
+      ['third@example.com', 'admin', '2026-01-03T00:00:00.000Z'],
+    ]);
+    // The column takes the three names only.
+    await expect(handle.db.updateTable('admin_users').set({ role: 'root' as never }).where('email', '=', 'third@example.com').execute()).rejects.toThrow();
   });
 
   it('a failed migration on a fresh database leaves it empty', async () => {

@@ -384,6 +384,7 @@ describe.each(TEST_DIALECTS)('admin event stream (%s)', (dialect: TestDialect) =
       email: claims.email,
       sessionId: claims.session_id,
       userMetadata: {},
+      role: 'owner',
       passwordAt: now - 3598,
       issuedAt: now - 3598,
       expiresInSeconds: 3600,

@@ -11,14 +11,17 @@ import { CardLoadFailed, CardLoading } from '../common/CardStatus.js';
 import { ChangePasswordForm } from './ChangePasswordForm.js';
 import { SessionsCard } from './SessionsCard.js';
 import { TotpEnrolment } from './TotpEnrolment.js';
+import { RoleCard, TeamCard } from './TeamCards.js';
+import type { AdminRole } from '../../../shared/admin/roles.js';
 
 const cardHeadingStyles = 'text-lg font-semibold text-white outline-none';
 
 /**
- * The admin's own account, beside the waitlist panel: the second factor, the password and the
- * sessions. `onAccessError` handles the admin API's refusals of the session itself (401, aal).
+ * The admin's own account, beside the waitlist panel: the role (and, for an owner, the team), the
+ * second factor, the password and the sessions. `onAccessError` handles the admin API's refusals
+ * of the session itself (401, aal, role).
  */
-export function AccountPanel({ email, onAccessError }: { email: string; onAccessError: (error: unknown) => boolean }) {
+export function AccountPanel({ email, role, onAccessError }: { email: string; role: AdminRole; onAccessError: (error: unknown) => boolean }) {
   const headingId = useId();
   return (
     <section aria-labelledby={headingId} className="mt-8">
@@ -26,6 +29,7 @@ export function AccountPanel({ email, onAccessError }: { email: string; onAccess
         {accountTexts.heading}
       </h2>
       <div className="mt-4 grid items-start gap-6 lg:grid-cols-2">
+        <RoleCard role={role} headingClassName={cardHeadingStyles} />
         <TwoFactorCard />
         <section aria-labelledby={`${headingId}-password`} className={`${cardStyles} p-5 sm:p-6`}>
           <h3 id={`${headingId}-password`} className={cardHeadingStyles}>
@@ -34,6 +38,7 @@ export function AccountPanel({ email, onAccessError }: { email: string; onAccess
           <ChangePasswordForm email={email} />
         </section>
         <SessionsCard headingClassName={cardHeadingStyles} onAccessError={onAccessError} />
+        {role === 'owner' && <TeamCard headingClassName={cardHeadingStyles} onAccessError={onAccessError} />}
       </div>
     </section>
   );

@@ -59,6 +59,30 @@ export const accountTexts = {
     signingOut: 'Signing out...',
     onlyThis: 'No other sessions: this is the only device signed in.',
   },
+  role: {
+    heading: 'Role',
+    label: 'Your role',
+    /** What each role may do (src/shared/admin/roles.ts). */
+    rights: {
+      owner: 'You can do everything an admin can, and manage the team: who is an owner, an admin or a viewer.',
+      admin: 'You can view, search, export, delete and invite waitlist entries and see the e-mail outbox.',
+      viewer: 'You can view and search the waitlist and its insights. Exporting, deleting, inviting and the e-mail outbox need an admin.',
+    },
+  },
+  team: {
+    heading: 'Team',
+    intro: 'Everyone who can sign in to this admin area. Owners manage roles; there is always at least one owner.',
+    loading: 'Loading the team',
+    loadFailed: 'The team could not be loaded.',
+    retry: 'Try again',
+    you: 'You',
+    roleLabel: (email: string) => `Role of ${email}`,
+    change: 'Change role',
+    changeLabel: (email: string) => `Change the role of ${email}`,
+    changing: 'Changing...',
+    lastSignIn: 'Last sign-in',
+    never: 'Never',
+  },
 } as const;
 
 export const accountToasts = {
@@ -72,6 +96,7 @@ export const accountToasts = {
   },
   removed: { title: 'Two-factor authentication removed', description: 'Signing in needs only your password now.' },
   passwordMismatch: { title: 'Error', description: 'The new password and its confirmation do not match.' },
+  roleChanged: (email: string, role: string): ToastText => ({ title: 'Role changed', description: `${email} is now ${role}.` }),
   sessionsRevoked: (count: number): ToastText => ({
     title: count === 1 ? 'Session signed out' : 'Sessions signed out',
     description: count === 0 ? 'Those sessions had already ended.' : `${count} session${count === 1 ? '' : 's'} signed out.`,

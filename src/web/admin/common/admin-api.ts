@@ -39,6 +39,11 @@ export function isInsufficientAal(error: unknown): boolean {
   return error instanceof AdminApiError && error.code === 'insufficient_aal';
 }
 
+/** The admin's role (as the server holds it now) does not allow this call. */
+export function isInsufficientRole(error: unknown): boolean {
+  return error instanceof AdminApiError && error.code === 'insufficient_role';
+}
+
 export function isAbort(error: unknown): boolean {
   return error instanceof DOMException && error.name === 'AbortError';
 }

@@ -11,6 +11,8 @@ export const sessionToasts = {
   signOutFailed: (message: string): ToastText => ({ title: 'Error signing out', description: message }),
   /** Not in the specification: the admin API refused the session (401). */
   sessionExpired: { title: 'Session expired', description: 'Please sign in again.' },
+  /** Not in the specification: the admin's role does not allow the action (403 insufficient_role), with the server's words. */
+  notAllowed: (message: string): ToastText => ({ title: 'Not allowed', description: message }),
 } as const;
 
 /**

@@ -4,7 +4,7 @@ import { authErrorMessage, getAuthClient } from '../../session/auth-client.js';
 import { checkAssurance } from '../../session/mfa.js';
 import { useNavigate } from '../../site/router.js';
 import { notifyError, notifySuccess } from '../../site/toast.js';
-import { isInsufficientAal, isUnauthorized } from './admin-api.js';
+import { isInsufficientAal, isInsufficientRole, isUnauthorized } from './admin-api.js';
 import { sessionToasts } from './copy.js';
 
 export interface AdminAccess {
@@ -27,6 +27,7 @@ export function useAdminAccess(): AdminAccess {
   const endingSession = useRef(false);
   const signingOutRef = useRef(false);
   const checkingAal = useRef(false);
+  const refreshingRole = useRef(false);
 
   /** The admin API no longer accepts the session (401): sign out locally (scope 'local') and go to /auth. */
   const endExpiredSession = useCallback(async () => {
@@ -58,7 +59,21 @@ export function useAdminAccess(): AdminAccess {
     (error: unknown): boolean => {
       if (isUnauthorized(error)) void endExpiredSession();
       else if (isInsufficientAal(error)) void requireSecondFactor();
-      else return false;
+      else if (isInsufficientRole(error)) {
+        // The role changed since this page's token was issued: say so, and refresh the token, whose
+        // user brings the role as it is now (useAdminSession hears TOKEN_REFRESHED and the page
+        // hides what the role cannot do). Several refusals at once make one toast and one refresh.
+        if (!refreshingRole.current) {
+          refreshingRole.current = true;
+          notifyError(sessionToasts.notAllowed(error instanceof Error ? error.message : ''));
+          void getAuthClient()
+            .refreshSession()
+            .catch(() => undefined)
+            .finally(() => {
+              refreshingRole.current = false;
+            });
+        }
+      } else return false;
       return true;
     },
     [endExpiredSession, requireSecondFactor],

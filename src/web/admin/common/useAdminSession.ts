@@ -3,8 +3,10 @@ import { useNavigate } from '../../site/router.js';
 import { PAGES } from '../../../shared/site/pages.js';
 import { getAuthClient } from '../../session/auth-client.js';
 import { checkAssurance, storedSignIn } from '../../session/mfa.js';
+import { roleOfUser, type AdminRole } from '../../../shared/admin/roles.js';
 
-export type AdminSession = { status: 'checking' } | { status: 'signed-in'; email: string };
+/** `role` is what the session's user object says (app_metadata.role), for showing and hiding; the server checks its own. */
+export type AdminSession = { status: 'checking' } | { status: 'signed-in'; email: string; role: AdminRole };
 
 /**
  * Guards /admin: no session on load, a SIGNED_OUT event or a session that disappears (auth-js also
@@ -21,7 +23,9 @@ export function useAdminSession(
   onStoredSignIn?: () => void,
 ): AdminSession {
   const navigate = useNavigate();
-  const [session, setSession] = useState<AdminSession>({ status: 'checking' });
+  const [session, setSession] = useState<{ status: 'checking' } | { status: 'signed-in'; email: string }>({ status: 'checking' });
+  // From the stored session at once (INITIAL_SESSION), then from every refresh or sign-in.
+  const [role, setRole] = useState<AdminRole>('viewer');
   const onStoredSignInRef = useRef(onStoredSignIn);
 
   useEffect(() => {
@@ -39,6 +43,7 @@ export function useAdminSession(
 
     // Handlers must not call auth-js back synchronously (its docs warn of deadlocks); navigation is fine.
     const { data } = auth.onAuthStateChange((event, current) => {
+      if (current) setRole(roleOfUser(current.user));
       if (event === 'SIGNED_OUT' || !current) toLogin();
       else if (active && checked) signedIn(current.user.email ?? '');
     });
@@ -71,5 +76,5 @@ export function useAdminSession(
     };
   }, [navigate]);
 
-  return session;
+  return session.status === 'signed-in' ? { ...session, role } : session;
 }

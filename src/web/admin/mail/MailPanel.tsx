@@ -11,7 +11,16 @@ import type { UseMailStatus } from './useMailStatus.js';
  * the outbox's counts, and its messages (newest first, filtered by status, paged with "Load
  * more"), where failed ones show their reason and can be queued again.
  */
-export function MailPanel({ mail, onAccessError }: { mail: UseMailStatus; onAccessError: (error: unknown) => boolean }) {
+export function MailPanel({
+  mail,
+  showOutbox,
+  onAccessError,
+}: {
+  mail: UseMailStatus;
+  /** The outbox's messages carry addresses: a viewer sees the settings and counts only. */
+  showOutbox: boolean;
+  onAccessError: (error: unknown) => boolean;
+}) {
   const headingId = useId();
   const { state } = mail;
   return (
@@ -26,7 +35,11 @@ export function MailPanel({ mail, onAccessError }: { mail: UseMailStatus; onAcce
         {state.status === 'ready' && state.mail.enabled && (
           <>
             <MailSummary mail={state.mail} />
-            <Outbox counts={state.mail.counts} version={mail.version} onChanged={mail.refresh} onAccessError={onAccessError} />
+            {showOutbox ? (
+              <Outbox counts={state.mail.counts} version={mail.version} onChanged={mail.refresh} onAccessError={onAccessError} />
+            ) : (
+              <p className="mt-4 text-sm text-slate-400">{mailTexts.outboxForAdmins}</p>
+            )}
           </>
         )}
       </div>

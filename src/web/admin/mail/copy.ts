@@ -4,6 +4,8 @@ import { mailOffText, plural } from '../common/copy.js';
 
 export const mailTexts = {
   heading: 'E-mail',
+  /** A viewer's e-mail area: the outbox's rows carry addresses (issue 32 point 4). */
+  outboxForAdmins: 'The outbox (who was sent what) is shown to admins and owners.',
   /** Shown, and given as Invite Selected's description, when the server has no SMTP_URL. */
   off: mailOffText,
   loading: 'Loading e-mail status',

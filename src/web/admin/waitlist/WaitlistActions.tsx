@@ -8,8 +8,11 @@ import { InviteDialog } from './InviteDialog.js';
 import type { DeleteSelected } from './useDeleteSelected.js';
 import type { WaitlistExport } from './useExport.js';
 import type { InviteSelected } from './useInviteSelected.js';
+import type { RoleRights } from '../../../shared/admin/roles.js';
 
 export interface WaitlistActionsProps {
+  /** Which of the actions the admin's role may use; the others are not shown. */
+  rights: Pick<RoleRights, 'deleteEntries' | 'exportEntries' | 'invite'>;
   selectedCount: number;
   deletion: DeleteSelected;
   invite: InviteSelected;
@@ -24,7 +27,7 @@ export interface WaitlistActionsProps {
 }
 
 /** Delete Selected, Export Selected, Export All and Invite Selected, with the export's attribution option. */
-export function WaitlistActions({ selectedCount, deletion, invite, exports, mailOff, mailOffId, attributionId, headingRef }: WaitlistActionsProps) {
+export function WaitlistActions({ rights, selectedCount, deletion, invite, exports, mailOff, mailOffId, attributionId, headingRef }: WaitlistActionsProps) {
   const deleteButtonRef = useRef<HTMLButtonElement>(null);
   const inviteButtonRef = useRef<HTMLButtonElement>(null);
   /** Radix would refocus the trigger, which is disabled once the deleted rows' selection is cleared. */
@@ -35,79 +38,89 @@ export function WaitlistActions({ selectedCount, deletion, invite, exports, mail
   return (
     <div className="flex flex-col gap-2 lg:items-end">
       <div className="flex flex-wrap gap-2">
-        <DeleteDialog
-          open={deletion.open}
-          onOpenChange={deletion.setOpen}
-          count={selectedCount}
-          deleting={deletion.deleting}
-          onConfirm={() => void deletion.confirmDelete()}
-          onCloseAutoFocus={onDeleteCloseAutoFocus}
-          trigger={
+        {rights.deleteEntries && (
+          <DeleteDialog
+            open={deletion.open}
+            onOpenChange={deletion.setOpen}
+            count={selectedCount}
+            deleting={deletion.deleting}
+            onConfirm={() => void deletion.confirmDelete()}
+            onCloseAutoFocus={onDeleteCloseAutoFocus}
+            trigger={
+              <button
+                ref={deleteButtonRef}
+                type="button"
+                className={buttonStyles.danger}
+                disabled={selectedCount === 0 || deletion.deleting}
+                onClick={deletion.openDelete}
+              >
+                Delete Selected
+              </button>
+            }
+          />
+        )}
+        {rights.exportEntries && (
+          <>
             <button
-              ref={deleteButtonRef}
               type="button"
-              className={buttonStyles.danger}
-              disabled={selectedCount === 0 || deletion.deleting}
-              onClick={deletion.openDelete}
+              className={buttonStyles.secondary}
+              disabled={selectedCount === 0 || exporting !== null}
+              onClick={() => void runExport('selected')}
             >
-              Delete Selected
+              {exporting === 'selected' && <SpinnerIcon />}
+              Export Selected
             </button>
-          }
-        />
-        <button
-          type="button"
-          className={buttonStyles.secondary}
-          disabled={selectedCount === 0 || exporting !== null}
-          onClick={() => void runExport('selected')}
-        >
-          {exporting === 'selected' && <SpinnerIcon />}
-          Export Selected
-        </button>
-        <button type="button" className={buttonStyles.primary} disabled={exporting !== null} onClick={() => void runExport('all')}>
-          {exporting === 'all' && <SpinnerIcon />}
-          Export All
-        </button>
-        <InviteDialog
-          open={invite.open}
-          onOpenChange={invite.setOpen}
-          invitable={invite.counts.invitable}
-          selected={invite.counts.selected}
-          inviting={invite.inviting}
-          onConfirm={() => void invite.confirmInvite()}
-          onCloseAutoFocus={onInviteCloseAutoFocus}
-          trigger={
-            // E-mail off: aria-disabled, not disabled, so the button stays focusable and its reason is read.
-            <button
-              ref={inviteButtonRef}
-              type="button"
-              className={`${buttonStyles.secondary} aria-disabled:cursor-not-allowed aria-disabled:opacity-50 aria-disabled:hover:border-white/15 aria-disabled:hover:bg-white/5`}
-              disabled={!mailOff && (selectedCount === 0 || invite.inviting || invite.preparing)}
-              aria-disabled={mailOff || undefined}
-              aria-describedby={mailOff ? mailOffId : undefined}
-              title={mailOff ? mailOffText : undefined}
-              onClick={(event) => void invite.openInvite(event)}
-            >
-              {(invite.inviting || invite.preparing) && <SpinnerIcon />}
-              {inviteTexts.button}
+            <button type="button" className={buttonStyles.primary} disabled={exporting !== null} onClick={() => void runExport('all')}>
+              {exporting === 'all' && <SpinnerIcon />}
+              Export All
             </button>
-          }
-        />
-        {mailOff && (
+          </>
+        )}
+        {rights.invite && (
+          <InviteDialog
+            open={invite.open}
+            onOpenChange={invite.setOpen}
+            invitable={invite.counts.invitable}
+            selected={invite.counts.selected}
+            inviting={invite.inviting}
+            onConfirm={() => void invite.confirmInvite()}
+            onCloseAutoFocus={onInviteCloseAutoFocus}
+            trigger={
+              // E-mail off: aria-disabled, not disabled, so the button stays focusable and its reason is read.
+              <button
+                ref={inviteButtonRef}
+                type="button"
+                className={`${buttonStyles.secondary} aria-disabled:cursor-not-allowed aria-disabled:opacity-50 aria-disabled:hover:border-white/15 aria-disabled:hover:bg-white/5`}
+                disabled={!mailOff && (selectedCount === 0 || invite.inviting || invite.preparing)}
+                aria-disabled={mailOff || undefined}
+                aria-describedby={mailOff ? mailOffId : undefined}
+                title={mailOff ? mailOffText : undefined}
+                onClick={(event) => void invite.openInvite(event)}
+              >
+                {(invite.inviting || invite.preparing) && <SpinnerIcon />}
+                {inviteTexts.button}
+              </button>
+            }
+          />
+        )}
+        {rights.invite && mailOff && (
           <span id={mailOffId} hidden>
             {mailOffText}
           </span>
         )}
       </div>
-      <div className="flex items-center gap-2 text-sm text-slate-300">
-        <input
-          id={attributionId}
-          type="checkbox"
-          className="size-4 accent-emerald-400"
-          checked={exports.withAttribution}
-          onChange={(event) => exports.setWithAttribution(event.target.checked)}
-        />
-        <label htmlFor={attributionId}>{exportTexts.attribution}</label>
-      </div>
+      {rights.exportEntries && (
+        <div className="flex items-center gap-2 text-sm text-slate-300">
+          <input
+            id={attributionId}
+            type="checkbox"
+            className="size-4 accent-emerald-400"
+            checked={exports.withAttribution}
+            onChange={(event) => exports.setWithAttribution(event.target.checked)}
+          />
+          <label htmlFor={attributionId}>{exportTexts.attribution}</label>
+        </div>
+      )}
     </div>
   );
 }

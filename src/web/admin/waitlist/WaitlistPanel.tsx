@@ -15,6 +15,7 @@ import { useInviteSelected } from './useInviteSelected.js';
 import { useLiveRows } from './useLiveRows.js';
 import { useWaitlist } from './useWaitlist.js';
 import { WaitlistActions } from './WaitlistActions.js';
+import type { RoleRights } from '../../../shared/admin/roles.js';
 import { LiveIndicator, LoadProgress, TableMessage } from './WaitlistStatus.js';
 import { WaitlistTable } from './WaitlistTable.js';
 
@@ -25,6 +26,8 @@ export interface WaitlistPanelProps {
   onAccessError: (error: unknown) => boolean;
   /** E-mail on (true), off (false) or not known yet (null): Invite Selected needs it on. */
   mailEnabled: boolean | null;
+  /** What the admin's role may do: the actions it may not are not shown (a viewer sees none). */
+  rights: RoleRights;
   /** Invites were queued (or e-mail turned out off): the e-mail area reloads. */
   onMailChanged: () => void;
   /** A live signup or change arrived: the insight panel refreshes. */
@@ -36,7 +39,7 @@ export interface WaitlistPanelProps {
 }
 
 /** The waitlist: its counts, actions, filters and table, kept current by live updates. */
-export function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, onMailChanged, onLiveUpdate, onFirstPageSettled, onFirstPage }: WaitlistPanelProps) {
+export function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, rights, onMailChanged, onLiveUpdate, onFirstPageSettled, onFirstPage }: WaitlistPanelProps) {
   const { selection, version } = useSelection();
   const mailOffId = useId();
   const headingRef = useRef<HTMLHeadingElement>(null);
@@ -145,8 +148,9 @@ export function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabl
           </p>
         </div>
         {filter.status === 'held' && entries.length > 0 && <HeldActions selection={selection} reload={waitlist.reload} onAccessError={onAccessError} />}
-        {hasEntries && (
+        {hasEntries && (rights.deleteEntries || rights.exportEntries || rights.invite) && (
           <WaitlistActions
+            rights={rights}
             selectedCount={selectedCount}
             deletion={deletion}
             invite={invite}
