@@ -39,18 +39,9 @@ export async function createExportDownload(
   await sweepExportDownloads(db, now);
   const ticket = randomBytes(32).toString('base64url');
   const download = { id: randomUUID(), ticket, expiresAt: iso(now + EXPORT_TICKET_SECONDS * 1000) };
-  await db
-    .insertInto('export_downloads')
-    .values({
-      id: download.id,
-      ticket_hash: hashTicket(ticket),
-      user_id: owner.userId,
-      session_id: owner.sessionId,
-      request: JSON.stringify(request),
-      created_at: iso(now),
-      expires_at: download.expiresAt,
-    })
-    .execute();
+  const { userId: user_id, sessionId: session_id } = owner;
+  const row = { id: download.id, ticket_hash: hashTicket(ticket), user_id, session_id, request: JSON.stringify(request), created_at: iso(now), expires_at: download.expiresAt };
+  await db.insertInto('export_downloads').values(row).execute();
   return download;
 }
 
@@ -108,22 +99,14 @@ export async function finishExportDownload(
   outcome: { status: 'done' | 'failed'; rows: number | null; message: string | null },
   now = Date.now(),
 ): Promise<void> {
-  await db
-    .updateTable('export_downloads')
-    .set({ status: outcome.status, rows: outcome.rows, message: outcome.message, finished_at: iso(now) })
-    .where('id', '=', id)
-    .where('status', '=', 'running')
-    .execute();
+  const set = { status: outcome.status, rows: outcome.rows, message: outcome.message, finished_at: iso(now) };
+  await db.updateTable('export_downloads').set(set).where('id', '=', id).where('status', '=', 'running').execute();
 }
 
 /** The download's progress for the admin who made it; null for another admin's or an unknown id. */
 export async function exportDownloadStatus(db: Kysely<Database>, id: string, userId: string, now = Date.now()): Promise<ExportDownloadStatus | null> {
-  const row = await db
-    .selectFrom('export_downloads')
-    .select(['status', 'rows', 'message', 'expires_at', 'heartbeat_at'])
-    .where('id', '=', id)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const columns = ['status', 'rows', 'message', 'expires_at', 'heartbeat_at'] as const;
+  const row = await db.selectFrom('export_downloads').select(columns).where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
   if (!row) return null;
   if (row.status === 'ready' && new Date(row.expires_at).getTime() <= now) return { status: 'expired', rows: null, message: null };
   // A running download whose heartbeat stopped: the server sending it is gone.
