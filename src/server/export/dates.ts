@@ -11,16 +11,11 @@ const YEAR_1 = new Date(0).setUTCFullYear(1, 0, 1);
  * Date Joined for one export: the admin table's text (dateJoinedFormat) of each row's created_at in
  * the export's zone. Intl costs 1-3 µs a call, more than the rest of a row; rows come newest first,
  * so the texts are made a UTC hour at a time from two Intl readings per hour:
- *
- * - the zone's offset at the hour's start and at the next hour's start (zoneOffsets). When they
- *   are the same whole number of minutes, every instant of the hour reads as the UTC text of the
- *   instant moved by that offset; otherwise (the offset changes in that hour, or has seconds, as
- *   local mean times did) each row of the hour is formatted by Intl itself;
- * - the UTC text of the hour's start: within a UTC hour only its minute changes, so its text
- *   around the minute ("Nov 22, 2026, 06:" … " AM") gives every minute of the hour.
- *
- * Correctness rests on Intl's own readings and on a zone not changing its offset and back within
- * one hour; nothing outlives the export.
+ * - the zone's offset at the hour's start and at the next hour's (zoneOffsets): when they are the
+ *   same whole number of minutes, the hour's instants read as the UTC text of the instant moved by
+ *   that offset; otherwise (a change in that hour, or seconds, as local mean times had) Intl formats each row;
+ * - the UTC text of the hour's start: within a UTC hour only the minute changes ("Nov 22, 2026, 06:" … " AM").
+ * Correctness rests on Intl's own readings and on no zone changing its offset and back within an hour.
  */
 export class DateJoinedTexts {
   private readonly format: Intl.DateTimeFormat;

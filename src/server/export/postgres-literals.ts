@@ -7,12 +7,10 @@ const loadPg = optionalModule<typeof pg>('pg');
 
 /**
  * A compiled PostgreSQL query with its parameters written into the text as literals, for the one
- * statement that takes none: COPY (SELECT …) TO STDOUT. The values are those the query builder
- * bound (strings, numbers, booleans, null, dates); each is written the way the server would have
- * read the bound value: strings through pg's escapeLiteral (quotes doubled, backslashes in an E''
- * literal), so no value can end its literal early. `$n` is replaced only outside quoted literals and
- * identifiers. A value of another type (an array, an object) is refused: nothing here needs one,
- * and guessing its literal form would be how an injection starts.
+ * statement that takes none: COPY (SELECT …) TO STDOUT. Each bound value (string, number, boolean,
+ * null, date) is written as the server would have read it, strings through pg's escapeLiteral, so
+ * none can end its literal early; `$n` is replaced only outside quoted literals and identifiers.
+ * Other types are refused: nothing needs one, and guessing a literal form is how injections start.
  */
 export function inlinePostgresParameters(query: CompiledQuery): string {
   const { sql, parameters } = query;

@@ -18,18 +18,16 @@ import {
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 
-/**
- * The export's reads of the waitlist: entries in batches (named ones, or those matching a filter),
- * and the statement PostgreSQL's COPY streams (copy.ts); the filter, the keyset order and the pages
- * they build on are in db/.
- */
+/** The export's reads of the waitlist; the filter, the keyset order and the pages they build on are in db/. */
 
-/** What the export's modules take from here too (the keyset batch size and position). */
-export { ID_CHUNK_SIZE, type WaitlistCursor };
-
-/** Every entry, newest first, one keyset batch at a time (memory stays at one batch). */
-export function iterateAllWaitlist(db: Kysely<Database>, batchSize = ID_CHUNK_SIZE): AsyncGenerator<WaitlistEntry[]> {
-  return iterateMatchingWaitlist(db, {}, [], batchSize);
+/** Every entry with all its fields, newest first, one keyset batch at a time (`npm run db -- export`). */
+export async function* iterateAllWaitlist(db: Kysely<Database>, batchSize = ID_CHUNK_SIZE): AsyncGenerator<WaitlistEntry[]> {
+  let after: WaitlistCursor | null = null;
+  do {
+    const page: WaitlistPageResult = await listWaitlistPage(db, { limit: batchSize, after, filter: {}, search: 'inline' });
+    if (page.entries.length > 0) yield page.entries;
+    after = page.next;
+  } while (after);
 }
 
 /** The timestamp fields of an entry: Date on PostgreSQL, ISO text on SQLite. */
@@ -37,32 +35,19 @@ const TIMESTAMP_FIELDS = new Set<keyof WaitlistEntry>(['created_at', 'confirmati
 
 /**
  * The entries matching `filter` but those in `except`, newest first, one keyset batch at a time
- * (memory: one batch plus the `except` set). A batch may come out smaller than `batchSize` when
- * excepted rows fall in it; it is never empty.
- *
- * `fields`, when given, is all the caller reads (an export's CSV columns): only those columns (and
- * id and created_at) are selected and set on the entries, the others are absent. At 1,000,000
- * rows the driver's per-row work is most of an export's time, and the spec's four columns need 7
- * of the entry's 23 fields: reading only them makes the rows about three times cheaper to fetch.
+ * (memory: one batch plus the `except` set), never empty (smaller than `batchSize` where excepted
+ * rows fall). Only `fields` (the CSV columns' fields), id and created_at are selected and set: at
+ * 1,000,000 rows the driver's per-row work is most of an export's time, and the spec's four
+ * columns need 7 of the entry's 23 fields, which makes the rows about three times cheaper to fetch.
  */
 export async function* iterateMatchingWaitlist(
   db: Kysely<Database>,
   filter: WaitlistFilter,
   except: readonly string[] = [],
   batchSize = ID_CHUNK_SIZE,
-  fields?: ReadonlyArray<keyof WaitlistEntry>,
+  fields: ReadonlyArray<keyof WaitlistEntry> = SPEC_EXPORT_COLUMNS,
 ): AsyncGenerator<WaitlistEntry[]> {
   const skip = new Set(except);
-  if (!fields) {
-    let after: WaitlistCursor | null = null;
-    do {
-      const page: WaitlistPageResult = await listWaitlistPage(db, { limit: batchSize, after, filter, search: 'inline' });
-      const entries = skip.size === 0 ? page.entries : page.entries.filter((e) => !skip.has(e.id));
-      if (entries.length > 0) yield entries;
-      after = page.next;
-    } while (after);
-    return;
-  }
   // created_at is read as the sort key (ISO text; on PostgreSQL with its microseconds), which the
   // position needs anyway: PostgreSQL's driver would otherwise parse a Date per row.
   const columns = [...new Set<keyof WaitlistEntry>(['id', ...fields])].filter((c) => c !== 'created_at');
@@ -119,25 +104,13 @@ export async function* iterateMatchingWaitlist(
   }
 }
 
-/**
- * The stored columns the spec's four CSV columns are written from, in this order: the fields the
- * export reads of an entry, and the columns of its COPY (src/server/export).
- */
+/** The stored columns the spec's four CSV columns are written from, in the order of the export's COPY. */
 export const SPEC_EXPORT_COLUMNS = ['email', 'created_at', 'ip_address', 'city', 'region', 'country'] as const satisfies ReadonlyArray<keyof WaitlistEntry>;
 
-/**
- * The export's query (src/server/export/copy.ts streams it with COPY): SPEC_EXPORT_COLUMNS of every
- * entry matching `filter`, newest first, with the filter's SQL from `matching` like every other
- * query here.
- */
+/** The export's query (copy.ts streams it with COPY): SPEC_EXPORT_COLUMNS of every entry matching `filter`, newest first. */
 export function exportRowsQuery(db: Kysely<Database>, filter: WaitlistFilter): CompiledQuery {
-  return db
-    .selectFrom('waitlist')
-    .select(SPEC_EXPORT_COLUMNS)
-    .where(matching(db, filter, { search: 'inline' }))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .compile();
+  const query = db.selectFrom('waitlist').select(SPEC_EXPORT_COLUMNS).where(matching(db, filter, { search: 'inline' }));
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').compile();
 }
 
 /**
@@ -145,11 +118,7 @@ export function exportRowsQuery(db: Kysely<Database>, filter: WaitlistFilter): C
  * are read and ordered, then the rows are read batch by batch in that order, so memory holds the
  * ids and keys plus one batch of rows. Unknown ids are skipped.
  */
-export async function* iterateSelectedWaitlist(
-  db: Kysely<Database>,
-  ids: readonly string[],
-  batchSize = ID_CHUNK_SIZE,
-): AsyncGenerator<WaitlistEntry[]> {
+export async function* iterateSelectedWaitlist(db: Kysely<Database>, ids: readonly string[], batchSize = ID_CHUNK_SIZE): AsyncGenerator<WaitlistEntry[]> {
   const keys: Array<{ key: string; id: string }> = [];
   for (const part of chunk(uniqueIds(ids), ID_CHUNK_SIZE)) {
     const rows = await db.selectFrom('waitlist').select(['id', sortKey(db).as('key')]).where('id', 'in', part).execute();
@@ -159,15 +128,7 @@ export async function* iterateSelectedWaitlist(
 
   for (const part of chunk(keys, batchSize)) {
     const position = new Map(part.map((k, i) => [k.id, i]));
-    const rows = await db
-      .selectFrom('waitlist')
-      .select(WAITLIST_COLUMNS)
-      .where(
-        'id',
-        'in',
-        part.map((k) => k.id),
-      )
-      .execute();
+    const rows = await db.selectFrom('waitlist').select(WAITLIST_COLUMNS).where('id', 'in', part.map((k) => k.id)).execute();
     // A row deleted between the two reads is simply missing from the batch.
     rows.sort((a, b) => (position.get(a.id) ?? 0) - (position.get(b.id) ?? 0));
     if (rows.length > 0) yield rows.map(toEntry);

@@ -11,12 +11,7 @@ import type { RowBatch } from './csv.js';
 /** An export request as the routes' schema gives it. */
 export type ExportBody = z.infer<typeof exportRequestSchema>;
 
-/**
- * Rows per keyset read of entries. Small: a batch, and the text written from it, are alive while it
- * is written, and the production server's young generation is two 4 MB semi-spaces (runtime/heap.ts):
- * batches of 5,000 outlived scavenges, were promoted and made V8 collect the old generation ~50 times
- * per million rows (SQLite, 3.7 s of CPU; 1.8 s at 500 a batch).
- */
+/** Rows per keyset read of entries: small, so that a batch and its text die young (5,000 outlived scavenges; decision 047). */
 const ENTRY_BATCH_ROWS = 500;
 
 /** The entry fields the attribution columns read, besides the spec's four columns' (SPEC_EXPORT_COLUMNS). */

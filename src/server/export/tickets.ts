@@ -123,12 +123,8 @@ export async function finishExportDownload(
   outcome: { status: 'done' | 'failed'; rows: number | null; message: string | null },
   now = Date.now(),
 ): Promise<void> {
-  await db
-    .updateTable('export_downloads')
-    .set({ status: outcome.status, rows: outcome.rows, message: outcome.message, finished_at: iso(now) })
-    .where('id', '=', id)
-    .where('status', '=', 'running')
-    .execute();
+  const set = { status: outcome.status, rows: outcome.rows, message: outcome.message, finished_at: iso(now) };
+  await db.updateTable('export_downloads').set(set).where('id', '=', id).where('status', '=', 'running').execute();
 }
 
 /** The download's progress for the admin or key that made it; null for another's or an unknown id. */

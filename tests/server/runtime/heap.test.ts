@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { YOUNG_GENERATION_BYTES } from '../../../src/server/runtime/heap.js';
+import { BULK_YOUNG_GENERATION_BYTES, YOUNG_GENERATION_BYTES } from '../../../src/server/runtime/heap.js';
 import { runTsxScript } from '../../support/tsx-script.js';
 
 /**
@@ -13,12 +13,15 @@ interface YoungGeneration {
   before: number;
   /** Its size after them. */
   young: number;
+  /** bulk: its size at the end of allowLargeYoungGeneration(). */
+  bulk?: number;
 }
 
-function youngGenerationOf(mode: 'configured' | 'loading' | 'default', stretch: 'turns' | 'sync' = 'turns'): Promise<YoungGeneration> {
+function youngGenerationOf(mode: 'configured' | 'loading' | 'default' | 'bulk', stretch: 'turns' | 'sync' = 'turns'): Promise<YoungGeneration> {
   // V8's default maximum depends on the machine's memory (2 x 4 MB at 2 GiB or less): the default
   // and loading cases get the 2 x 16 MB it has on larger machines, so that growth is possible anywhere.
-  const v8Flags = mode === 'configured' ? [] : ['--max-semi-space-size=16'];
+  // bulk gets the 2 x 32 MB it has on them (V8's flag counts one semi-space, in MB).
+  const v8Flags = mode === 'configured' ? [] : [`--max-semi-space-size=${mode === 'bulk' ? BULK_YOUNG_GENERATION_BYTES / 2 / 2 ** 20 : 16}`];
   return runTsxScript<YoungGeneration>('tests/support/young-generation.ts', [mode, stretch], { nodeArgs: v8Flags });
 }
 
@@ -43,5 +46,13 @@ describe('the server heap settings', () => {
     expect(loading.young).toBeLessThanOrEqual(loading.before);
     // Where the observer that holds it at its size never runs, V8 left alone doubles it at every collection.
     expect(untouched.young).toBeGreaterThan(YOUNG_GENERATION_BYTES);
+  }, 60_000);
+
+  it('let the young generation grow while bulk work asks for it, and hold it again after', async () => {
+    const { bulk, young } = await youngGenerationOf('bulk');
+    expect(bulk).toBeGreaterThan(YOUNG_GENERATION_BYTES);
+    expect(bulk).toBeLessThanOrEqual(BULK_YOUNG_GENERATION_BYTES);
+    // Held again: it did not grow any further (V8 may shrink it).
+    expect(young).toBeLessThanOrEqual(bulk!);
   }, 60_000);
 });
