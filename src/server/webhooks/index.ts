@@ -35,12 +35,10 @@ type EntryFields = Pick<WaitlistEntry, 'id' | 'email' | 'status'>;
 /** The events' payloads (`data`): the entry's id always; the address except in `signup.erased`. */
 export const webhookEvents = {
   signupCreated(entry: WaitlistEntry): WebhookEvent {
-    const { id, email, status, created_at, country, region, city, utm_source, utm_medium, utm_campaign, utm_term, utm_content, referrer, landing_path, source } = entry;
-    return {
-      type: 'signup.created',
-      entryId: id,
-      data: { id, email, status, created_at, country, region, city, utm_source, utm_medium, utm_campaign, utm_term, utm_content, referrer, landing_path, source },
-    };
+    // The entry as the admin API sends it, without the client's network addresses and the consent
+    // internals (a receiver needs who, when, where from; the consent record stays with us).
+    const { ip_address: _ip, confirmed_ip: _confirmedIp, consent_version: _version, consent_record: _record, confirmation_sent_at: _sent, held_reason: _held, ...data } = entry;
+    return { type: 'signup.created', entryId: entry.id, data };
   },
   signupConfirmed(entry: EntryFields, confirmedAt: string): WebhookEvent {
     return { type: 'signup.confirmed', entryId: entry.id, data: { id: entry.id, email: entry.email, status: 'confirmed', confirmed_at: confirmedAt } };
