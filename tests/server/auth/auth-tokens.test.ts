@@ -185,7 +185,7 @@ describe.each(TEST_DIALECTS)('tokens (%s)', (dialect: TestDialect) => {
       const s = await signIn();
       const res = await guarded.inject({ method: 'GET', url: '/admin-only', headers: { authorization: `bearer ${s.access_token}` } });
       expect(res.statusCode, res.body).toBe(200);
-      expect(res.json()).toEqual({ userId: s.user.id, email: EMAIL, sessionId: decodeJwt(s.access_token).session_id });
+      expect(res.json()).toEqual({ userId: s.user.id, email: EMAIL, sessionId: decodeJwt(s.access_token).session_id, role: 'owner' });
       const maybe = await guarded.inject({ method: 'GET', url: '/maybe-admin', headers: { authorization: `Bearer ${s.access_token}` } });
       expect(maybe.json()).toMatchObject({ principal: { userId: s.user.id } });
       expect(decodeProtectedHeader(s.access_token).kid).toBe(realKid);

@@ -135,7 +135,7 @@ describe.each(TEST_DIALECTS)('signup challenge (%s)', (dialect: TestDialect) => 
   it('takes a solution once, across two instances sharing the database', async () => {
     const t = await app();
     // A second instance on the same database and secret key (what two servers behind a balancer share).
-    const config = loadConfig({ DATABASE_URL: t.databaseUrl, LOG_LEVEL: 'silent', AUTH_SECRET_KEY_FILE: `${t.dataDir}/auth-secret.key`, WEB_ROOT: `${t.dataDir}/web`, ...CHALLENGE_ENV });
+    const config = loadConfig({ DATABASE_URL: t.databaseUrl, LOG_LEVEL: 'silent', AUTH_SECRET_KEY_FILE: `${t.dataDir}/auth-secret.key`, WEB_ROOT: `${t.dataDir}/web`, SIGNUP_CHECK_MX: 'off', ...CHALLENGE_ENV });
     const other = await buildApp(config, { geolocator: noGeolocation, logger: false, sqliteCheckpoints: 'on-commit' });
     await other.ready();
     cleanups.push(() => other.close());

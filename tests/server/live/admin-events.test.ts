@@ -508,6 +508,7 @@ describeWhen(Boolean(process.env.TEST_DATABASE_URL))('admin event stream across 
       WEB_ROOT: path.join(dir, 'web'),
       AUTH_SECRET_KEY: authKey,
       SIGNUP_RATE_LIMIT_MAX: '1000',
+      SIGNUP_CHECK_MX: 'off', // as createTestApp: no test depends on the network's DNS
       ...env,
     });
     const app = await buildApp(config, { geolocator: noGeolocation, logger: false, adminEvents: FAST });

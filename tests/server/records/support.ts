@@ -34,6 +34,7 @@ export async function sameDatabaseApp(t: TestApp, env: Record<string, string> = 
     LOG_LEVEL: 'silent',
     WEB_ROOT: t.config.webRoot,
     AUTH_SECRET_KEY_FILE: path.join(t.dataDir, 'auth-secret.key'),
+    SIGNUP_CHECK_MX: 'off', // as createTestApp: no test depends on the network's DNS
     ...env,
   });
   const app = await buildApp(config, { geolocator: noGeolocation, logger: false, sqliteCheckpoints: 'on-commit', ...options });
