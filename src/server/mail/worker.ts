@@ -19,6 +19,7 @@ import {
   type TemplateRenderer,
 } from './outbox.js';
 import { classifySendError, describeSendError, type MailTransport } from './transport.js';
+import { createPassRunner } from '../runtime/pass-runner.js';
 
 /** Delay before attempt `attempts + 1`: 30 s × 2^(attempts − 1), at most an hour, with jitter (half to all of it). */
 export function defaultBackoffMs(attempts: number, random: () => number = Math.random): number {
@@ -86,12 +87,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
   const templates = options.templates ?? new Map<string, TemplateRenderer>();
   const recorders = options.recorders ?? [];
 
-  let stopping = false;
-  let timer: NodeJS.Timeout | null = null;
   let unsubscribe: (() => void) | null = null;
-  /** The pass under way (or the last one); the next one starts after it. */
-  let chain: Promise<number> = Promise.resolve(0);
-  let wakePending = false;
 
   /**
    * A templated row's subject, bodies and headers, made now (docs/decisions/008), or the reason it
@@ -232,12 +228,12 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
   }
 
   async function pass(): Promise<number> {
-    if (stopping) return 0;
+    if (runner.stopping()) return 0;
     await failExhaustedLeases(db, now(), maxAttempts);
     const claimedAt = now().getTime();
     const rows = await claimDueMail(db, { now: new Date(claimedAt), leaseMs, limit: batchSize, maxAttempts });
     for (let i = 0; i < rows.length; i++) {
-      if (stopping) {
+      if (runner.stopping()) {
         await releaseClaimed(db, rows.slice(i));
         break;
       }
@@ -251,52 +247,17 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
     return rows.length;
   }
 
-  function runOnce(): Promise<number> {
-    const next = chain.catch(() => 0).then(pass);
-    chain = next.catch((err: unknown) => {
-      log.error({ err }, 'mail: outbox pass failed');
-      return 0;
-    });
-    return next;
-  }
-
-  /** A background pass; its errors are logged (by the chain), never thrown. */
-  function tick(): void {
-    if (stopping) return;
-    void runOnce().then(
-      (claimed) => {
-        // A full batch means more may be due: go on without waiting for the timer.
-        if (claimed >= batchSize) tick();
-      },
-      () => undefined,
-    );
-  }
-
-  function wake(): void {
-    if (stopping || wakePending) return;
-    wakePending = true;
-    setImmediate(() => {
-      wakePending = false;
-      tick();
-    });
-  }
+  const runner = createPassRunner({ pass, batchSize, pollIntervalMs, log, failure: 'mail: outbox pass failed' });
 
   return {
     start() {
-      if (timer || stopping) return;
-      unsubscribe = onEnqueue(wake);
-      timer = setInterval(tick, pollIntervalMs);
-      timer.unref();
-      tick();
+      if (runner.start()) unsubscribe = onEnqueue(runner.wake);
     },
-    runOnce,
+    runOnce: runner.runOnce,
     async stop() {
-      stopping = true;
-      if (timer) clearInterval(timer);
-      timer = null;
       unsubscribe?.();
       unsubscribe = null;
-      await chain;
+      await runner.stop();
       transport.close();
     },
   };

@@ -4,6 +4,7 @@ import type { Database } from '../db/schema.js';
 import { setEndpointEnabled, signedHeaders, signingSecrets } from './endpoints.js';
 import { claimDueDeliveries, failAbandonedDeliveries, releaseDeliveries, settleDelivery, type ClaimedDelivery } from './queue.js';
 import { postOnce, type PostOutcome } from './safe-http.js';
+import { createPassRunner } from '../runtime/pass-runner.js';
 
 /**
  * The webhooks' sender, inside the server process (docs/decisions/057), like the mail worker: it
@@ -72,10 +73,6 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   const now = options.now ?? (() => new Date());
   const backoffMs = options.backoffMs ?? ((attempts: number) => webhookBackoffMs(attempts));
 
-  let stopping = false;
-  let timer: NodeJS.Timeout | null = null;
-  let chain: Promise<number> = Promise.resolve(0);
-  let wakePending = false;
 
   const settle = async (delivery: ClaimedDelivery, outcome: Parameters<typeof settleDelivery>[2], what: string) => {
     if (!(await settleDelivery(db, delivery, outcome))) {
@@ -143,10 +140,10 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   }
 
   async function pass(): Promise<number> {
-    if (stopping) return 0;
+    if (runner.stopping()) return 0;
     await failAbandonedDeliveries(db, now(), retryWindowMs);
     const claimed = await claimDueDeliveries(db, { now: now(), leaseMs, limit: batchSize });
-    if (stopping) {
+    if (runner.stopping()) {
       await releaseDeliveries(db, claimed);
       return claimed.length;
     }
@@ -158,46 +155,6 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     return claimed.length;
   }
 
-  function runOnce(): Promise<number> {
-    const next = chain.catch(() => 0).then(pass);
-    chain = next.catch((err: unknown) => {
-      log.error({ err }, 'webhooks: delivery pass failed');
-      return 0;
-    });
-    return next;
-  }
-
-  function tick(): void {
-    if (stopping) return;
-    void runOnce().then(
-      (claimed) => {
-        if (claimed >= batchSize) tick();
-      },
-      () => undefined,
-    );
-  }
-
-  return {
-    start() {
-      if (timer || stopping) return;
-      timer = setInterval(tick, pollIntervalMs);
-      timer.unref();
-      tick();
-    },
-    runOnce,
-    wake() {
-      if (stopping || wakePending || !timer) return;
-      wakePending = true;
-      setImmediate(() => {
-        wakePending = false;
-        tick();
-      });
-    },
-    async stop() {
-      stopping = true;
-      if (timer) clearInterval(timer);
-      timer = null;
-      await chain;
-    },
-  };
+  const runner = createPassRunner({ pass, batchSize, pollIntervalMs, log, failure: 'webhooks: delivery pass failed' });
+  return { start: () => void runner.start(), runOnce: runner.runOnce, wake: runner.wake, stop: runner.stop };
 }
