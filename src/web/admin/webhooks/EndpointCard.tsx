@@ -142,7 +142,7 @@ function Deliveries({ endpointId, onError }: { endpointId: string; onError: (err
       {deliveries.length === 0 ? (
         <p className="mt-2 text-sm text-slate-300">{texts.deliveries.none}</p>
       ) : (
-        <div className="mt-3 overflow-x-auto">
+        <div className="mt-3 overflow-x-auto" tabIndex={0} role="region" aria-label={texts.deliveries.caption}>
           <table className="w-full text-left text-sm">
             <caption className="sr-only">{texts.deliveries.caption}</caption>
             <thead className="text-xs tracking-wide text-slate-400 uppercase">
