@@ -74,7 +74,7 @@ function KeyTable({ keys, onChanged, onAccessError }: { keys: ApiKeySummary[]; o
   if (keys.length === 0) return <p className="text-sm text-slate-400">{texts.empty}</p>;
   const c = texts.columns;
   return (
-    <div className="overflow-x-auto" tabIndex={0} role="region" aria-label={texts.heading}>
+    <div className="overflow-x-auto" tabIndex={0} role="region" aria-label={`${texts.heading}: table`}>
       <table className="w-full text-left text-sm">
         <thead className="text-slate-400">
           <tr>

@@ -204,7 +204,7 @@ function VersionTable({ title, versions }: { title: string; versions: RecordVers
     <div>
       <h3 className="text-base font-semibold text-white">{title}</h3>
       {/* Focusable, so a keyboard can scroll it sideways on a narrow screen. */}
-      <div className="mt-3 overflow-x-auto" tabIndex={0} role="region" aria-label={title}>
+      <div className="mt-3 overflow-x-auto" tabIndex={0} role="region" aria-label={`${title}: table`}>
         <table className="w-full min-w-[40rem] text-left text-sm">
           <caption className="sr-only">{title}</caption>
           <thead className="text-xs tracking-wide text-slate-400 uppercase">
