@@ -73,7 +73,7 @@ async function mockWaitlistApi(page: Page, entries: WaitlistEntry[], invites: st
       }));
       const none = { top: [], other: entries.length };
       await route.fulfill({
-        json: { asOf: asOf(), total: entries.length, matching: entries.length, bucket: 'day', series: [], countries: none, sources: none, campaigns: none, statuses, confirmedShare: null },
+        json: { asOf: asOf(), total: entries.length, matching: entries.length, bucket: 'day', series: [], countries: none, sources: none, campaigns: none, statuses, confirmedShare: null, screening: [] },
       });
     },
   );
