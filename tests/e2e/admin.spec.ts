@@ -315,7 +315,7 @@ test.describe('/admin with a mocked admin API', () => {
 });
 
 test.describe('opening /admin with a stored session', () => {
-  test("the table's requests do not wait for the server's session check; a session the server refuses still ends on /auth", async ({ ownAdminContext }) => {
+  test("the table's requests do not wait for the server's session check; a session the server refuses still ends on /auth", async ({ ownAdminContext, ownAdmin }) => {
     const page = await ownAdminContext.newPage();
     // Hold the check (GET /auth/v1/user) until the list has been asked for: with the request
     // waiting on the check, this would never happen and the test would time out.
@@ -333,7 +333,7 @@ test.describe('opening /admin with a stored session', () => {
     );
     await page.goto('/admin');
     await expect(page.getByText(/^\d+ (person|people) signed up/)).toBeVisible();
-    await expect(page.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
+    await expect(page.getByText(`Welcome, ${ownAdmin.email}`)).toBeVisible();
     await expect(page).toHaveURL(/\/admin$/);
 
     // The server no longer knows the session: the check sends the page to /auth.
@@ -348,11 +348,11 @@ test.describe('opening /admin with a stored session', () => {
 });
 
 test.describe('ending the session', () => {
-  test('a 401 from the admin API signs out locally and goes to /auth', async ({ ownAdminContext }) => {
+  test('a 401 from the admin API signs out locally and goes to /auth', async ({ ownAdminContext, ownAdmin }) => {
     const page = await ownAdminContext.newPage();
     await page.goto('/admin');
     await expect(page).toHaveURL(/\/admin$/);
-    await expect(page.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
+    await expect(page.getByText(`Welcome, ${ownAdmin.email}`)).toBeVisible();
     await page.route(
       (url) => url.pathname === '/api/admin/waitlist',
       (route) => route.fulfill({ status: 401, json: { error: { code: 'unauthorized', message: 'Sign in again.' } } }),
@@ -363,14 +363,14 @@ test.describe('ending the session', () => {
     expect(await page.evaluate((key) => localStorage.getItem(key), AUTH_STORAGE_KEY)).toBeNull();
   });
 
-  test('Sign Out: toast, /auth, and another tab follows', async ({ ownAdminContext }) => {
+  test('Sign Out: toast, /auth, and another tab follows', async ({ ownAdminContext, ownAdmin }) => {
     const first = await ownAdminContext.newPage();
     await first.goto('/admin');
     await expect(first).toHaveURL(/\/admin$/);
-    await expect(first.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
+    await expect(first.getByText(`Welcome, ${ownAdmin.email}`)).toBeVisible();
     const second = await ownAdminContext.newPage();
     await second.goto('/admin');
-    await expect(second.getByText(`Welcome, ${E2E_ADMIN.email}`)).toBeVisible();
+    await expect(second.getByText(`Welcome, ${ownAdmin.email}`)).toBeVisible();
 
     await first.getByRole('button', { name: 'Sign Out', exact: true }).click();
     await expect(first).toHaveURL(/\/auth$/);
