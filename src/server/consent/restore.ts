@@ -11,7 +11,7 @@ import { emailContent, siteContent } from '../../shared/site/content.js';
 import { NO_ATTRIBUTION } from '../../shared/waitlist/attribution.js';
 import { CONFIRM_PAGE_PATH, type ConfirmOutcome } from '../../shared/waitlist/consent-contract.js';
 import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
-import { fill } from './emails/words.js';
+import { fill, RESTORE_TEMPLATE } from './emails/words.js';
 import { linkUrl } from './links.js';
 import { welcomeMail, type MailQueue } from './mail.js';
 import { queuedSince } from './repository.js';
@@ -32,8 +32,6 @@ import type { HttpError } from '../http/errors.js';
  * expiry, since an erased address is stored nowhere but in the outbox row that mails it.
  */
 
-/** The outbox template (and kind) of the restore e-mail. */
-export const RESTORE_TEMPLATE = 'restore';
 /** Restore tokens start with this; entry tokens (links.ts) never do (their first part is base64url, no dot). */
 const TOKEN_PREFIX = 'r.';
 const SEAL_CONTEXT = 'waitlist restore v1';

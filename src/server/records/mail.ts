@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { renderWaitlistEmailForRecords, WAITLIST_EMAIL_TEMPLATES, type WaitlistEmailTemplate } from '../consent/index.js';
+import { RECORDED_EMAIL_TEMPLATES, renderWaitlistEmailForRecords, type RecordedEmailTemplate } from '../consent/index.js';
 import type { SendRecorder } from '../mail/index.js';
 import type { UsageCounter } from './usage.js';
 import { storeVersion } from './versions.js';
@@ -13,8 +13,8 @@ import { storeVersion } from './versions.js';
  */
 const ENTRY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function isWaitlistTemplate(name: string | null): name is WaitlistEmailTemplate {
-  return name !== null && (WAITLIST_EMAIL_TEMPLATES as readonly string[]).includes(name);
+function isRecordedTemplate(name: string | null): name is RecordedEmailTemplate {
+  return name !== null && (RECORDED_EMAIL_TEMPLATES as readonly string[]).includes(name);
 }
 
 export interface MailRecordSettings {
@@ -23,8 +23,8 @@ export interface MailRecordSettings {
 }
 
 /** The template's archived version as this instance sends it: rendered and stored once, then its id. */
-export function templateVersions(db: Kysely<Database>, settings: MailRecordSettings): (template: WaitlistEmailTemplate) => Promise<string> {
-  const versions = new Map<WaitlistEmailTemplate, Promise<string>>();
+export function templateVersions(db: Kysely<Database>, settings: MailRecordSettings): (template: RecordedEmailTemplate) => Promise<string> {
+  const versions = new Map<RecordedEmailTemplate, Promise<string>>();
   return (template) => {
     let version = versions.get(template);
     if (!version) {
@@ -39,11 +39,11 @@ export function templateVersions(db: Kysely<Database>, settings: MailRecordSetti
   };
 }
 
-/** The recorder app.mail calls for every message: waitlist templates are recorded, other messages (the admin's test e-mail) are not. */
-export function mailSendRecorder(versionOf: (template: WaitlistEmailTemplate) => Promise<string>, usage: UsageCounter): SendRecorder {
+/** The recorder app.mail calls for every message: the waitlist's and the restore e-mail are recorded, other messages (the admin's test e-mail) are not. */
+export function mailSendRecorder(versionOf: (template: RecordedEmailTemplate) => Promise<string>, usage: UsageCounter): SendRecorder {
   return async (message) => {
     const template = message.template;
-    if (!isWaitlistTemplate(template)) return null;
+    if (!isRecordedTemplate(template)) return null;
     const versionId = await versionOf(template);
     const entryId = typeof message.data?.entryId === 'string' && ENTRY_ID.test(message.data.entryId) ? message.data.entryId : null;
     return async (trx: Kysely<Database>, sentAt: Date) => {

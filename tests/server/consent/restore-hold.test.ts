@@ -5,6 +5,7 @@ import { createLinkToken } from '../../../src/server/consent/links.js';
 import { createRestoreToken } from '../../../src/server/consent/restore.js';
 import { isSuppressed } from '../../../src/server/consent/suppression.js';
 import { findWaitlistEntryByEmail } from '../../../src/server/db/waitlist-entries.js';
+import { findVersion } from '../../../src/server/records/versions.js';
 import { emailContent, siteContent } from '../../../src/shared/site/content.js';
 import { CONFIRM_API_PATH, ERASE_API_PATH, LINK_ERRORS, UNSUBSCRIBE_API_PATH } from '../../../src/shared/waitlist/consent-contract.js';
 import { SIGNUP_PATH } from '../../../src/shared/waitlist/signup-contract.js';
@@ -109,6 +110,16 @@ describe.each(TEST_DIALECTS)('erasure and unsubscribe hold (%s)', (dialect: Test
       const settled = await t.app.database.db.selectFrom('mail_outbox').select(['to_address', 'status']).where('kind', '=', 'restore').execute();
       expect(settled).toEqual([{ to_address: 'g•••@example.com', status: 'sent' }]);
     }, SEND_TIMEOUT);
+    // The records keep what was sent (issue 30): the send, on no entry, and the template's version
+    // as received, the restore token's place held.
+    const sends = await t.app.database.db.selectFrom('records_mail_sends').select(['template', 'entry_id', 'version_id']).where('message_id', '=', mail.header('message-id')!).execute();
+    expect(sends).toMatchObject([{ template: 'restore', entry_id: null }]);
+    const version = (await findVersion(t.app.database.db, sends[0]!.version_id))!;
+    const placeholder = (part: string) => part.replace(/token=[A-Za-z0-9._~%-]+/g, 'token={recipient-token}');
+    expect(version).toMatchObject({ kind: 'email', name: 'restore' });
+    expect(version.parts['subject.txt']).toBe(`${mail.header('subject')}\n`);
+    expect(version.parts['body.txt']).toBe(placeholder(text!));
+    expect(version.parts['body.html']).toBe(placeholder(html!));
 
     // The link restores it: a new, confirmed entry with a new consent record; audited without the address.
     const token = restoreTokenIn(mail);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderWaitlistEmailForRecords, WAITLIST_EMAIL_TEMPLATES } from '../../../src/server/consent/index.js';
+import { renderWaitlistEmailForRecords, RECORDED_EMAIL_TEMPLATES } from '../../../src/server/consent/index.js';
 import { requiredStatements } from '../../../src/shared/site/content.js';
 import { visibleText } from '../../support/visible-text.js';
 
@@ -9,7 +9,7 @@ import { visibleText } from '../../support/visible-text.js';
  * tests/build/required-statements.test.ts, on the web build).
  */
 describe('every e-mail template carries the required statements', () => {
-  it.each(WAITLIST_EMAIL_TEMPLATES)('%s', async (template) => {
+  it.each(RECORDED_EMAIL_TEMPLATES)('%s', async (template) => {
     const mail = await renderWaitlistEmailForRecords(template, { publicUrl: 'https://waitlist.example.com', confirmationLinkTtlSeconds: 72 * 3600 });
     const text = mail.text.replace(/\s+/g, ' ');
     const html = visibleText(mail.html);

@@ -16,10 +16,10 @@ import {
 import { findEmailRecipient } from './recipient.js';
 import { registerRestoreEmail } from '../restore.js';
 import type * as RenderModule from './render.js';
-import { WAITLIST_EMAIL_TEMPLATES, waitlistEmailSubject, type WaitlistEmailTemplate } from './words.js';
+import { fill, WAITLIST_EMAIL_TEMPLATES, waitlistEmailSubject, type RecordedEmailTemplate, type WaitlistEmailTemplate } from './words.js';
 
 export { waitlistEmailMessage } from './messages.js';
-export { WAITLIST_EMAIL_TEMPLATES, waitlistEmailSubject, type WaitlistEmailTemplate } from './words.js';
+export { RECORDED_EMAIL_TEMPLATES, WAITLIST_EMAIL_TEMPLATES, waitlistEmailSubject, type RecordedEmailTemplate, type WaitlistEmailTemplate } from './words.js';
 
 /**
  * The waitlist's e-mails (confirmation, welcome, invite, and the erasure link a person asks for),
@@ -82,10 +82,15 @@ export const RECIPIENT_TOKEN_PLACEHOLDER = '{recipient-token}';
  * confirmation link's hours) is a new version.
  */
 export async function renderWaitlistEmailForRecords(
-  template: WaitlistEmailTemplate,
+  template: RecordedEmailTemplate,
   settings: { publicUrl: string; confirmationLinkTtlSeconds: number },
 ): Promise<{ subject: string; text: string; html: string }> {
   const placeholder = (path: string) => `${new URL(path, settings.publicUrl).toString()}?${LINK_TOKEN_PARAM}=${RECIPIENT_TOKEN_PLACEHOLDER}`;
+  if (template === 'restore') {
+    // As registerRestoreEmail renders it, with the restore token's place held.
+    const restore = await (await loadViews()).renderRestoreEmail({ restoreUrl: placeholder(CONFIRM_PAGE_PATH), hours: Math.round(settings.confirmationLinkTtlSeconds / 3600) });
+    return { subject: fill(emailContent.restore.subject), text: restore.text, html: restore.html };
+  }
   const bodies = await renderBodies(template, {
     manage: placeholder(PREFERENCES_PAGE_PATH),
     confirm: () => placeholder(CONFIRM_PAGE_PATH),

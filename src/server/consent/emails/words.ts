@@ -7,6 +7,11 @@ import { emailContent, requiredStatements, siteContent } from '../../../shared/s
  */
 export const WAITLIST_EMAIL_TEMPLATES = ['confirmation', 'welcome', 'invite', 'erasure'] as const;
 export type WaitlistEmailTemplate = (typeof WAITLIST_EMAIL_TEMPLATES)[number];
+/** The "confirm it's you" e-mail to an erased or unsubscribed address entered again (restore.ts): on no list, so not a waitlist template. */
+export const RESTORE_TEMPLATE = 'restore';
+/** Every template the records archive (src/server/records): the waitlist's and the restore e-mail. */
+export const RECORDED_EMAIL_TEMPLATES = [...WAITLIST_EMAIL_TEMPLATES, RESTORE_TEMPLATE] as const;
+export type RecordedEmailTemplate = (typeof RECORDED_EMAIL_TEMPLATES)[number];
 
 export function fill(text: string, values: Record<string, string | number> = {}): string {
   const all: Record<string, string | number> = { productName: siteContent.productName, ...values };
