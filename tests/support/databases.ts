@@ -191,6 +191,7 @@ export async function createScratchPostgres(options: { empty?: boolean } = {}): 
     const template = options.empty ? null : inject('postgresTemplate');
     const name = newDatabaseName();
     await adminQuery(`CREATE DATABASE ${quoteIdent(name)}${template ? ` TEMPLATE ${quoteIdent(template)}` : ''}`);
+    await adminQuery(`ALTER DATABASE ${quoteIdent(name)} SET synchronous_commit = off`);
     database = { name, url: withDatabase(base, name) };
   }
   const given = database;
