@@ -12,16 +12,19 @@ type Db = Kysely<Database>;
 /** A stored row, as the drivers return it (created_at is a Date on PostgreSQL, ISO text on SQLite). */
 export type WaitlistRow = Selectable<WaitlistTable>;
 
+/** The list's columns (issue 31), which the entry's API shape leaves out: the portal's entries never show them. */
+type ListColumn = 'list_id' | 'intended_amount';
+
 /** The table and the API entry name the same fields: a column added to one only fails to compile. */
 type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : never) : never;
-const tableMatchesEntry: SameKeys<WaitlistRow, WaitlistEntry> = true;
+const tableMatchesEntry: SameKeys<Omit<WaitlistRow, ListColumn>, WaitlistEntry> = true;
 void tableMatchesEntry;
 
 /** The columns every entry read selects, in the entry's field order. */
 export const WAITLIST_COLUMNS = WAITLIST_ENTRY_FIELDS;
 
 /** The one place a stored row becomes the API shape (timestamps normalized per driver). */
-export function toWaitlistEntry(row: WaitlistRow): WaitlistEntry {
+export function toWaitlistEntry(row: Omit<WaitlistRow, ListColumn>): WaitlistEntry {
   const optionalTime = (value: Date | string | null) => (value === null ? null : toIsoTimestamp(value));
   return {
     ...row,
