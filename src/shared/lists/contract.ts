@@ -29,6 +29,9 @@ export function isValidSlug(value: unknown): value is string {
 export const OFFERING_PAGE_PREFIX = '/offerings/';
 export const offeringPath = (slug: string): string => `${OFFERING_PAGE_PREFIX}${slug}`;
 
+/** The offering page's query after a signup without JavaScript: `?signup=joined` or `pending`. */
+export const OFFERING_RESULT_PARAM = 'signup';
+
 /** The signup's field naming the intended amount's band (its key, or empty: none given). */
 export const INTENDED_AMOUNT_FIELD = 'intended_amount';
 
