@@ -46,7 +46,8 @@ export async function lockWaitlistEntry(trx: Db, by: { email: string } | { id: s
     .selectFrom('waitlist')
     .select(WAITLIST_COLUMNS)
     .$call((qb) =>
-      'id' in by ? qb.where('id', '=', by.id) : qb.where((eb) => eb(eb.fn('lower', ['email']), '=', by.email.toLowerCase())),
+      // By address: on the portal's waitlist (an offering list's entries are its own; signup/offering.ts).
+      'id' in by ? qb.where('id', '=', by.id) : qb.where('list_id', '=', 0).where((eb) => eb(eb.fn('lower', ['email']), '=', by.email.toLowerCase())),
     )
     .$if(isPostgres(trx), (qb) => qb.forUpdate())
     .executeTakeFirst();
@@ -68,6 +69,7 @@ export async function findWaitlistEntryByEmail(db: Db, email: string): Promise<W
   const row = await db
     .selectFrom('waitlist')
     .select(WAITLIST_COLUMNS)
+    .where('list_id', '=', 0)
     .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
     .executeTakeFirst();
   return row ? toWaitlistEntry(row) : undefined;

@@ -169,3 +169,12 @@ export const LIST_CSV_HEADERS = { list: 'List', amount: 'Intended amount' } as c
 export function fillOffering(text: string, values: { issuer: string; productName: string }): string {
   return text.replace(/\{(issuer|productName)\}/g, (_m, name: 'issuer' | 'productName') => values[name]);
 }
+
+/** The preferences page's part for a person on several lists (issue 31). */
+export const LEAVE_ALL_WORDS = {
+  heading: 'Your lists',
+  explanation: 'Leave every list this address is on: no more e-mail from any of them.',
+  button: 'Leave every list',
+  busy: 'Leaving…',
+  done: { title: 'You left every list', message: 'This address will get no more e-mail from any of our lists.' },
+} as const;
