@@ -125,6 +125,11 @@ export const exportRequestSchema = z.object({
   timeZone: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),
   /** Add the attribution columns (shared/waitlist/csv.ts ATTRIBUTION_CSV_COLUMNS) after the spec's four. */
   attribution: z.optional(z.boolean()),
+  /**
+   * The list the named ids are on (issue 31; a filter names its own list): an offering list's file
+   * ends with the List and Intended amount columns. Absent: the portal's, whose file is unchanged.
+   */
+  list: z.optional(z.string().check(z.regex(/^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/))),
 });
 export type ExportRequest = z.input<typeof exportRequestSchema>;
 
