@@ -132,11 +132,12 @@ const PORTAL_LIST_NAME = 'The {productName} waitlist';
 async function entriesOfAddress(db: Kysely<Database>, email: string) {
   return db
     .selectFrom('waitlist')
-    .innerJoin('lists', 'lists.id', 'waitlist.list_id')
-    .select(['waitlist.id', 'waitlist.email', 'waitlist.status', 'lists.kind', 'lists.name'])
+    .leftJoin('lists', 'lists.id', 'waitlist.list_id')
+    .select(['waitlist.id', 'waitlist.email', 'waitlist.status', 'lists.kind', 'lists.name', 'waitlist.list_id'])
     .where(sql`lower(waitlist.email)`, '=', email.toLowerCase())
-    .orderBy('lists.id')
-    .execute();
+    .orderBy('waitlist.list_id')
+    .execute()
+    .then((rows) => rows.map((r) => ({ ...r, kind: r.kind ?? 'portal', name: r.name ?? '' })));
 }
 
 /**

@@ -81,7 +81,19 @@ export async function findListById(db: Db, id: number): Promise<ListRecord | und
 export async function allLists(db: Db): Promise<ListRecord[]> {
   const rows = await db.selectFrom('lists').selectAll().orderBy('id').execute();
   const lists = rows.map(toListRecord);
-  return [...lists.filter((l) => l.id === PORTAL_LIST_ID), ...lists.filter((l) => l.id !== PORTAL_LIST_ID).sort((a, b) => (a.slug < b.slug ? -1 : 1))];
+  // The portal's list needs no row (migration 2026-11-29T0900 writes one; an emptied table has none).
+  const portal = lists.find((l) => l.id === PORTAL_LIST_ID) ?? {
+    id: PORTAL_LIST_ID,
+    slug: PORTAL_LIST,
+    kind: 'portal',
+    state: 'open',
+    name: '',
+    description: '',
+    bands: null,
+    createdAt: new Date(0).toISOString(),
+    updatedAt: new Date(0).toISOString(),
+  };
+  return [portal, ...lists.filter((l) => l.id !== PORTAL_LIST_ID).sort((a, b) => (a.slug < b.slug ? -1 : 1))];
 }
 
 /** True when the slug names the portal's waitlist (or nothing is named). */

@@ -22,8 +22,10 @@ export async function findEmailRecipient(db: Kysely<Database>, entryId: unknown)
   if (typeof entryId !== 'string' || !ID_RE.test(entryId)) throw new Error('the message data has no valid entryId');
   return db
     .selectFrom('waitlist')
-    .innerJoin('lists', 'lists.id', 'waitlist.list_id')
+    .leftJoin('lists', 'lists.id', 'waitlist.list_id')
     .select(['waitlist.id', 'waitlist.email', 'waitlist.status', 'lists.kind as listKind', 'lists.name as listName', 'lists.slug as listSlug'])
     .where('waitlist.id', '=', entryId)
-    .executeTakeFirst();
+    .executeTakeFirst()
+    // The portal's list needs no row of its own (an entry without a list row is the portal's).
+    .then((row) => row && { ...row, listKind: row.listKind ?? 'portal', listName: row.listName ?? '', listSlug: row.listSlug ?? 'portal' });
 }
