@@ -64,6 +64,9 @@ for (const width of [1280, 390]) {
     await expect(row).toBeVisible();
     await expect(row).toContainText('$1,000 to $5,000');
     await expect(page.getByRole('columnheader', { name: 'Intended amount' })).toBeVisible();
+    // The insight panel sums the list's non-binding amounts by band.
+    const sums = page.getByRole('table').filter({ has: page.getByRole('columnheader', { name: "Sum at the band's ends" }) });
+    await expect(sums.getByRole('row', { name: /\$1,000 to \$5,000 1 \$1,000 to \$5,000/ })).toBeVisible();
 
     const download = page.waitForEvent('download');
     await page.getByRole('button', { name: 'Export All' }).click();

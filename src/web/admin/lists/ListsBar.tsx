@@ -42,16 +42,25 @@ export function ListsBar({ list, onListChange, onLists, canEdit, onAccessError }
   const [mode, setMode] = useState<'view' | 'create' | 'edit'>('view');
   const pickerId = useId();
 
-  const load = useCallback(async () => {
-    try {
-      const { lists: loaded } = await readJson(await request(ADMIN_LISTS_PATH), listsResultSchema);
-      setLists(loaded);
-      onLists(loaded);
-    } catch (error) {
-      if (!onAccessError(error)) notifyError({ title: 'Error', description: 'Failed to load the lists' });
-    }
-  }, [onAccessError, onLists]);
-  useEffect(() => void load(), [load]);
+  // Bumped to load the lists again (after a change).
+  const [version, setVersion] = useState(0);
+  const load = useCallback(async () => setVersion((v) => v + 1), []);
+  useEffect(() => {
+    let current = true;
+    void (async () => {
+      try {
+        const { lists: loaded } = await readJson(await request(ADMIN_LISTS_PATH), listsResultSchema);
+        if (!current) return;
+        setLists(loaded);
+        onLists(loaded);
+      } catch (error) {
+        if (current && !onAccessError(error)) notifyError({ title: 'Error', description: 'Failed to load the lists' });
+      }
+    })();
+    return () => {
+      current = false;
+    };
+  }, [version, onAccessError, onLists]);
 
   const chosen = lists.find((l) => l.slug === (list ?? PORTAL_LIST));
   const offering = chosen && chosen.kind !== 'portal' ? chosen : null;
