@@ -53,11 +53,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   if (pg) await rollupByList(db);
 }
 
-/** The rollup's rows and functions keyed by list too (the 2026-11-27T0900 functions, with list_id). */
-async function rollupByList(db: Kysely<any>): Promise<void> {
+/** The rollup's rows and functions keyed by list too (the 2026-11-27T0900 functions, with list_id); exported for its test. */
+export async function rollupByList(db: Kysely<any>): Promise<void> {
   await sql`ALTER TABLE waitlist_rollup ADD COLUMN list_id integer NOT NULL DEFAULT 0`.execute(db);
   await sql`
-    CREATE FUNCTION waitlist_rollup_list_keys(list_id integer, created_at timestamptz, status text, country text, source text, campaign text, confirmed_at timestamptz)
+    CREATE OR REPLACE FUNCTION waitlist_rollup_list_keys(list_id integer, created_at timestamptz, status text, country text, source text, campaign text, confirmed_at timestamptz)
     RETURNS TABLE (list_id integer, day date, dim smallint, value text) LANGUAGE sql IMMUTABLE AS $$
       SELECT list_id, (created_at AT TIME ZONE 'UTC')::date, k.dim, k.value
       FROM (VALUES (1::smallint, status), (2::smallint, country), (3::smallint, source), (4::smallint, campaign),
