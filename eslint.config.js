@@ -19,7 +19,7 @@ const WEB_FEATURES = ['waitlist', 'auth', 'admin', 'embed'];
  * The server's feature rooms (src/server/<name>/): each owns its routes, rules and SQL. `export` is
  * the CSV export's room; until its modules move there (issue 27) they are in src/server/waitlist/.
  */
-export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export', 'records', 'api', 'embed', 'webhooks', 'challenge'];
+export const SERVER_FEATURES = ['signup', 'consent', 'admin', 'insights', 'live', 'mail', 'auth', 'export', 'records', 'api', 'embed', 'webhooks', 'challenge', 'lists'];
 
 /**
  * The features whose index.ts is a declared interface, and which features may import it (nothing

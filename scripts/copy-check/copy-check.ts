@@ -24,6 +24,8 @@ export const COPY_SOURCES = [
   'src/web/site',
   'src/web/waitlist',
   'src/server/consent/emails',
+  'src/shared/lists/contract.ts',
+  'src/server/lists/page.ts',
 ];
 
 export interface Finding {

@@ -42,6 +42,7 @@ import { registerLiveWaitlist } from './live/updates.js';
 import { adminEventsRoutes, type AdminEventsOptions } from './live/routes.js';
 import { registerWebhooks, type WebhookWorkerOverrides } from './webhooks/service.js';
 import { adminWebhookRoutes } from './webhooks/routes.js';
+import { listsRoutes } from './lists/routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -184,6 +185,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(adminMailRoutes);
   await app.register(adminRecordsRoutes);
   await app.register(adminWebhookRoutes);
+  await app.register(listsRoutes);
   await app.register(authRoutes, { prefix: '/auth/v1' });
   await app.register(siteRoutes);
   return app;

@@ -29,7 +29,7 @@ export async function readWaitlistPage(db: Kysely<Database>, query: { limit: num
   const firstPage = after === null;
   const [page, total, matchingCount] = await Promise.all([
     listWaitlistPage(db, { limit: query.limit, after, filter }),
-    firstPage ? countWaitlist(db) : null,
+    firstPage ? countWaitlist(db, filter.list ? { list: filter.list } : {}) : null,
     firstPage && !isEmptyFilter(filter) ? countWaitlist(db, filter) : null,
   ]);
   return {

@@ -5,8 +5,10 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import type { Database } from '../db/schema.js';
 import { HttpError } from '../http/errors.js';
 import { INVALID_FILTER_CODE } from '../../shared/admin/waitlist-api.js';
+import { findListBySlug, isPortalSlug } from '../db/lists.js';
 import {
   FILTER_KEYS,
+  LIST_KEY,
   isValidDay,
   MAX_FILTER_VALUE_LENGTH,
   MAX_SEARCH_LENGTH,
@@ -38,6 +40,7 @@ const FILTER_RULES: Record<string, string> = {
   campaign: `the campaign is at most ${MAX_FILTER_VALUE_LENGTH} characters of text`,
   status: `the status is one of ${ENTRY_STATUSES.join(', ')}`,
   until: 'until is an ISO-8601 UTC instant such as 2026-11-25T09:00:00.000Z',
+  list: 'the list is a list\'s slug: lower-case letters, digits and hyphens',
 };
 
 function invalidFilter(detail: string): HttpError {
@@ -73,8 +76,14 @@ function readFilter(input: unknown): WaitlistFilter {
 function filterOfQuery(query: unknown): Record<string, unknown> {
   const source = (query ?? {}) as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const key of FILTER_KEYS) if (source[key] !== undefined) out[key] = source[key];
+  for (const key of [...FILTER_KEYS, LIST_KEY]) if (source[key] !== undefined) out[key] = source[key];
   return out;
+}
+
+/** A filter naming a list that does not exist is a 404 `unknown_list`, before anything is read or changed. */
+async function checkListOf(request: FastifyRequest, filter: WaitlistFilter): Promise<void> {
+  if (isPortalSlug(filter.list)) return;
+  if (!(await findListBySlug(request.server.database.db, filter.list!))) throw new HttpError(404, 'unknown_list', 'There is no list with this slug.');
 }
 
 /** The filter of a query string, validated (checkQueryFilter has refused a bad one before the handler runs). */
@@ -87,7 +96,7 @@ export function queryFilter(query: unknown): WaitlistFilter {
  * invalid_filter (rather than the schema's generic bad_request), also for a repeated parameter.
  */
 export async function checkQueryFilter(request: FastifyRequest): Promise<void> {
-  queryFilter(request.query);
+  await checkListOf(request, queryFilter(request.query));
 }
 
 /**
@@ -104,7 +113,7 @@ export async function checkBodySelection(request: FastifyRequest): Promise<void>
   if (except !== undefined && filter === undefined) {
     throw new HttpError(400, 'bad_request', 'Invalid request: except is only used with filter.');
   }
-  if (filter !== undefined) readFilter(filter);
+  if (filter !== undefined) await checkListOf(request, readFilter(filter));
 }
 
 /** The options of a route taking a selection in its body: the ids' body limit, checkBodySelection, and its schemas. */

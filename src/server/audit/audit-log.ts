@@ -18,6 +18,9 @@ export type AuditAction =
   | 'delete'
   // Launch invites queued from the admin (counts only).
   | 'invite'
+  // An offering list created or changed (issue 31; src/server/lists): its slug and what changed.
+  | 'list.create'
+  | 'list.update'
   // A person erased their waitlist entry from an e-mail's link (detail: a keyed hash, never the address).
   | 'waitlist.erased_by_subject'
   // An erased or unsubscribed address came back through the link e-mailed to it (consent/restore.ts; a keyed hash).

@@ -8,6 +8,7 @@ import { auditCommand } from './admin/audit.js';
 import { createCommand } from './admin/create.js';
 import { deleteCommand } from './admin/delete.js';
 import { listCommand } from './admin/list.js';
+import { listsCommand } from './admin/lists.js';
 import { resetMfaCommand } from './admin/reset-mfa.js';
 import { rotateKeyCommand } from './admin/rotate-key.js';
 import { rotateSecretCommand } from './admin/rotate-secret.js';
@@ -20,7 +21,7 @@ import { runAsScript, runProgram, type CliIo, type CliProgram } from './program.
 
 export const adminProgram: CliProgram = {
   name: 'admin',
-  commands: [createCommand, listCommand, deleteCommand, setPasswordCommand, setRoleCommand, auditCommand, rotateKeyCommand, rotateSecretCommand, resetMfaCommand, unlockCommand, sessionsCommand, apiKeysCommand, webhooksCommand],
+  commands: [createCommand, listCommand, deleteCommand, setPasswordCommand, setRoleCommand, auditCommand, rotateKeyCommand, rotateSecretCommand, resetMfaCommand, unlockCommand, sessionsCommand, apiKeysCommand, webhooksCommand, listsCommand],
 };
 
 /** The whole CLI with injectable streams (tests call it directly); resolves to the exit code. */

@@ -19,13 +19,15 @@ export const UNSUBSCRIBED_MAIL_ERROR = 'Not sent: the recipient unsubscribed';
  * (`keep`): unsubscribing stops our e-mail, not the answer to their own request. Outbox rows of an
  * entry carry its stored address.
  */
-export async function cancelQueuedMail(db: Db, email: string, keep: string): Promise<number> {
+export async function cancelQueuedMail(db: Db, email: string, keep: string, otherEntries: readonly string[] = []): Promise<number> {
   const result = await db
     .updateTable('mail_outbox')
     .set({ status: 'failed', last_error: UNSUBSCRIBED_MAIL_ERROR, lease_until: null })
     .where('to_address', '=', email)
     .where('status', '=', 'queued')
     .where('kind', '<>', keep)
+    // Messages about the address's entries on other lists (issue 31) are theirs, not this list's.
+    .$call((qb) => otherEntries.reduce((q, id) => q.where((eb) => eb.or([eb('template_data', 'is', null), eb('template_data', 'not like', `%${id}%`)])), qb))
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

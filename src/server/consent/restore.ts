@@ -182,6 +182,7 @@ export function registerRestoreEmail(app: FastifyInstance, publicUrl: string, lo
     const entry = await db
       .selectFrom('waitlist')
       .select('status')
+      .where('list_id', '=', 0)
       .where((eb) => eb(eb.fn('lower', ['email']), '=', message.to.toLowerCase()))
       .executeTakeFirst();
     if (entry ? entry.status !== 'unsubscribed' : !(await isSuppressed(db, app.secretBox, message.to))) {

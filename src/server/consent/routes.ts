@@ -24,6 +24,7 @@ import {
   PREFERENCES_ACTION_FIELD,
   PREFERENCES_API_PATH,
   PREFERENCES_PAGE_PATH,
+  UNSUBSCRIBE_ALL_API_PATH,
   UNSUBSCRIBE_API_PATH,
   type LinkPurpose,
 } from '../../shared/waitlist/consent-contract.js';
@@ -33,10 +34,12 @@ import {
   eraseResultSchema,
   linkTokenRequestSchema,
   preferencesViewSchema,
+  unsubscribeAllResultSchema,
   unsubscribeResultSchema,
 } from './schema.js';
+import { LEAVE_ALL_WORDS } from '../../shared/lists/contract.js';
 import { SIGNUP_FORM_FAILURES } from '../../shared/waitlist/signup-contract.js';
-import { confirmEntry, entryIdOfToken, eraseEntry, linkError, linkOfToken, preferencesOf, sendErasureLink, unsubscribeEntry, type ConsentDeps } from './service.js';
+import { confirmEntry, entryIdOfToken, eraseEntry, linkError, linkOfToken, preferencesOf, sendErasureLink, unsubscribeEntry, unsubscribeEverywhere, type ConsentDeps } from './service.js';
 import { registerWaitlistEmails } from './emails/index.js';
 import { verifyLinkToken } from './links.js';
 import { isRestoreToken, restoreAddress } from './restore.js';
@@ -204,6 +207,13 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
     request.log.info({ entryId, outcome }, 'waitlist: unsubscribed by link');
     return noStore(reply).send({ outcome });
   });
+  // Leave every list the address is on (issue 31).
+  api.post(UNSUBSCRIBE_ALL_API_PATH, apiOptions(unsubscribeAllResultSchema), async (request, reply) => {
+    const lists = await unsubscribeEverywhere(deps(), entryIdOf(request, 'manage'));
+    app.liveWaitlist.changed('unsubscribed');
+    request.log.info({ lists }, 'waitlist: unsubscribed from every list by link');
+    return noStore(reply).send({ outcome: 'unsubscribed' as const, lists });
+  });
   api.post(ERASE_LINK_API_PATH, apiOptions(eraseLinkSentSchema), async (request, reply) => {
     const sent = await sendErasureLink(deps(), entryIdOf(request, 'manage'));
     request.log.info('waitlist: erasure link requested');
@@ -251,7 +261,7 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
       const oneClick = isOneClick(request);
       if (!oneClick) refuseCrossSite(request, app.config);
       const action = fieldsOf(request.body)[PREFERENCES_ACTION_FIELD];
-      if (!oneClick && action !== 'unsubscribe' && action !== 'erase') throw linkError('link_invalid');
+      if (!oneClick && action !== 'unsubscribe' && action !== 'erase' && action !== 'unsubscribe_all') throw linkError('link_invalid');
       const entryId = entryIdOfToken(deps(), tokenOf(request), 'manage');
       if (action === 'erase' && !oneClick) {
         // The manage link does not erase: it e-mails the erasure link.
@@ -259,6 +269,12 @@ export const consentRoutes: FastifyPluginAsync = async (app) => {
         request.log.info('waitlist: erasure link requested');
         const { title, message } = siteContent.preferencesPage.eraseLink.sent;
         return sendPage(reply, 200, { title, message: message.replace('{email}', sent.email) });
+      }
+      if (action === 'unsubscribe_all' && !oneClick) {
+        await unsubscribeEverywhere(deps(), entryId);
+        app.liveWaitlist.changed('unsubscribed');
+        request.log.info('waitlist: unsubscribed from every list by link');
+        return sendPage(reply, 200, LEAVE_ALL_WORDS.done);
       }
       const outcome = await unsubscribeEntry(deps(), entryId);
       if (outcome === 'unsubscribed') app.liveWaitlist.changed('unsubscribed');

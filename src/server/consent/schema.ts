@@ -9,7 +9,13 @@ export const linkTokenRequestSchema = z.object({
 export type LinkTokenRequest = z.infer<typeof linkTokenRequestSchema>;
 
 export const confirmResultSchema = z.object({ outcome: z.enum(['confirmed', 'already_confirmed']) });
-export const preferencesViewSchema = z.object({ email: z.string(), status: z.enum(ENTRY_STATUSES), link: z.enum(['manage', 'erase']) });
+export const preferencesViewSchema = z.object({
+  email: z.string(),
+  status: z.enum(ENTRY_STATUSES),
+  link: z.enum(['manage', 'erase']),
+  lists: z.optional(z.array(z.object({ name: z.string(), status: z.enum(ENTRY_STATUSES) }))),
+});
+export const unsubscribeAllResultSchema = z.object({ outcome: z.literal('unsubscribed'), lists: z.number() });
 export const unsubscribeResultSchema = z.object({ outcome: z.enum(['unsubscribed', 'already_unsubscribed']) });
 export const eraseResultSchema = z.object({ outcome: z.literal('erased') });
 export const eraseLinkSentSchema = z.object({ outcome: z.literal('sent'), email: z.string() });

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { auditEmailHash, recordAudit } from '../audit/audit-log.js';
 import type { Database } from '../db/schema.js';
 import { normalizeIp } from '../geolocation/ip.js';
@@ -13,6 +13,7 @@ import {
   type UnsubscribeOutcome,
 } from '../../shared/waitlist/consent-contract.js';
 import { erasureMail, welcomeMail, type MailQueue } from './mail.js';
+import { fill } from './emails/words.js';
 import { verifyLinkToken } from './links.js';
 import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
 import { cancelQueuedMail, deleteMailTo, deleteWaitlistEntry, queuedSince } from './repository.js';
@@ -115,7 +116,40 @@ export async function confirmEntry(deps: ConsentDeps, entryId: string, ip: strin
 export async function preferencesOf(deps: Pick<ConsentDeps, 'db'>, link: { entryId: string; purpose: LinkPurpose }): Promise<PreferencesView> {
   const entry = await deps.db.selectFrom('waitlist').select(['email', 'status']).where('id', '=', link.entryId).executeTakeFirst();
   if (!entry) throw linkError('entry_gone');
-  return { email: maskEmail(entry.email), status: entry.status, link: link.purpose === 'erase' ? 'erase' : 'manage' };
+  const view: PreferencesView = { email: maskEmail(entry.email), status: entry.status, link: link.purpose === 'erase' ? 'erase' : 'manage' };
+  // Every list the person is on (issue 31), when one is an offering list.
+  const lists = await entriesOfAddress(deps.db, entry.email);
+  if (lists.some((l) => l.kind !== 'portal')) {
+    view.lists = lists.map((l) => ({ name: l.kind === 'portal' ? fill(PORTAL_LIST_NAME) : l.name, status: l.status }));
+  }
+  return view;
+}
+
+/** The name the preferences page gives the portal's own list among the others. */
+const PORTAL_LIST_NAME = 'The {productName} waitlist';
+
+/** Every entry of an address, on every list, the portal's first. */
+async function entriesOfAddress(db: Kysely<Database>, email: string) {
+  return db
+    .selectFrom('waitlist')
+    .leftJoin('lists', 'lists.id', 'waitlist.list_id')
+    .select(['waitlist.id', 'waitlist.email', 'waitlist.status', 'lists.kind', 'lists.name', 'waitlist.list_id'])
+    .where(sql`lower(waitlist.email)`, '=', email.toLowerCase())
+    .orderBy('waitlist.list_id')
+    .execute()
+    .then((rows) => rows.map((r) => ({ ...r, kind: r.kind ?? 'portal', name: r.name ?? '' })));
+}
+
+/**
+ * Leaves every list (issue 31, the preferences page's "leave every list"): each of the address's
+ * entries is unsubscribed as unsubscribeEntry does it. Resolves to how many lists it was on.
+ */
+export async function unsubscribeEverywhere(deps: ConsentDeps, entryId: string): Promise<number> {
+  const entry = await deps.db.selectFrom('waitlist').select(['email']).where('id', '=', entryId).executeTakeFirst();
+  if (!entry) throw linkError('entry_gone');
+  const entries = await entriesOfAddress(deps.db, entry.email);
+  for (const other of entries) await unsubscribeEntry(deps, other.id);
+  return entries.length;
 }
 
 /** An erasure link is e-mailed at most once in this many seconds per address (the one sent a moment ago works). */
@@ -154,7 +188,9 @@ export async function unsubscribeEntry(deps: ConsentDeps, entryId: string): Prom
       await updateEntryConsent(trx, entry.id, { status: 'unsubscribed', unsubscribed_at: unsubscribedAt });
       await deps.webhooks.enqueue(trx, [webhookEvents.signupUnsubscribed(entry, unsubscribedAt)]);
     }
-    await cancelQueuedMail(trx, entry.email, erasureMail(entry).kind);
+    // The messages of the address's entries on other lists stay queued (issue 31): this list only.
+    const others = (await trx.selectFrom('waitlist').select('id').where(sql`lower(email)`, '=', entry.email.toLowerCase()).where('id', '<>', entry.id).execute()).map((r) => r.id);
+    await cancelQueuedMail(trx, entry.email, erasureMail(entry).kind, others);
     return already ? 'already_unsubscribed' : 'unsubscribed';
   });
 }
@@ -171,6 +207,9 @@ export async function eraseEntry(deps: ConsentDeps, entryId: string): Promise<'e
     const entry = await lockWaitlistEntry(trx, { id: entryId });
     if (!entry) throw linkError('entry_gone');
     await deleteWaitlistEntry(trx, entry.id);
+    // The person's entries on the other lists (issue 31) are theirs too: erased with it.
+    const others = await trx.deleteFrom('waitlist').where(sql`lower(email)`, '=', entry.email.toLowerCase()).returning('id').execute();
+    if (others.length > 0) await deps.webhooks.forgetEntries(trx, others.map((r) => r.id));
     await deleteMailTo(trx, entry.email);
     // The entry's earlier events held its address: they go too; the erasure event carries only the id.
     await deps.webhooks.forgetEntries(trx, [entry.id]);

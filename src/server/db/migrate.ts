@@ -22,6 +22,7 @@ import * as records from './migrations/2026-11-29T0500-records.js';
 import * as webhooks from './migrations/2026-11-29T0600-webhooks.js';
 import * as adminRoles from './migrations/2026-11-29T0700-admin-roles.js';
 import * as apiKeys from './migrations/2026-11-29T0800-api-keys.js';
+import * as offeringLists from './migrations/2026-11-29T0900-offering-lists.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -47,6 +48,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T0600-webhooks': webhooks,
   '2026-11-29T0700-admin-roles': adminRoles,
   '2026-11-29T0800-api-keys': apiKeys,
+  '2026-11-29T0900-offering-lists': offeringLists,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */

@@ -40,6 +40,24 @@ export interface WaitlistTable {
   consent_record: string | null;
   /** Why a `held` entry was held (src/shared/waitlist/entry.ts HELD_REASONS); null for every other status. */
   held_reason: string | null;
+  /** The list the entry is on (lists.id): 0 is the portal's waitlist (migration 2026-11-29T0900). */
+  list_id: ColumnType<number, number | undefined, number>;
+  /** An offering list's non-binding intended amount: a band key (src/shared/lists/contract.ts), or null. */
+  intended_amount: string | null;
+}
+
+/** The portal's waitlist (id 0) and the offering lists (src/server/db/lists.ts; issue 31). */
+export interface ListsTable {
+  id: number;
+  slug: string;
+  kind: 'portal' | 'testing-the-waters';
+  state: 'draft' | 'open' | 'closed';
+  name: string;
+  description: string;
+  /** JSON array of the bands' boundaries in whole US dollars ([1000, 5000, 25000]), or null: no amount asked. */
+  amount_bands: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
 /** Proof-of-work challenges already used (signup/challenge.ts), kept until they expire (Unix seconds). */
@@ -175,6 +193,8 @@ export interface AuthRateLimitsTable {
  */
 export interface WaitlistRollupTable {
   id: Generated<string>;
+  /** The list (migration 2026-11-29T0900). */
+  list_id: Generated<number>;
   day: string;
   dim: number;
   value: string | null;
@@ -362,6 +382,7 @@ export interface WebhookDeliveriesTable {
 
 export interface Database {
   waitlist: WaitlistTable;
+  lists: ListsTable;
   waitlist_suppressions: WaitlistSuppressionsTable;
   waitlist_rollup: WaitlistRollupTable;
   signup_challenges_spent: SignupChallengesSpentTable;

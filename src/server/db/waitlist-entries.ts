@@ -12,16 +12,19 @@ type Db = Kysely<Database>;
 /** A stored row, as the drivers return it (created_at is a Date on PostgreSQL, ISO text on SQLite). */
 export type WaitlistRow = Selectable<WaitlistTable>;
 
+/** The list's columns (issue 31), which the entry's API shape leaves out: the portal's entries never show them. */
+type ListColumn = 'list_id' | 'intended_amount';
+
 /** The table and the API entry name the same fields: a column added to one only fails to compile. */
 type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : never) : never;
-const tableMatchesEntry: SameKeys<WaitlistRow, WaitlistEntry> = true;
+const tableMatchesEntry: SameKeys<Omit<WaitlistRow, ListColumn>, WaitlistEntry> = true;
 void tableMatchesEntry;
 
 /** The columns every entry read selects, in the entry's field order. */
 export const WAITLIST_COLUMNS = WAITLIST_ENTRY_FIELDS;
 
 /** The one place a stored row becomes the API shape (timestamps normalized per driver). */
-export function toWaitlistEntry(row: WaitlistRow): WaitlistEntry {
+export function toWaitlistEntry(row: Omit<WaitlistRow, ListColumn>): WaitlistEntry {
   const optionalTime = (value: Date | string | null) => (value === null ? null : toIsoTimestamp(value));
   return {
     ...row,
@@ -43,7 +46,8 @@ export async function lockWaitlistEntry(trx: Db, by: { email: string } | { id: s
     .selectFrom('waitlist')
     .select(WAITLIST_COLUMNS)
     .$call((qb) =>
-      'id' in by ? qb.where('id', '=', by.id) : qb.where((eb) => eb(eb.fn('lower', ['email']), '=', by.email.toLowerCase())),
+      // By address: on the portal's waitlist (an offering list's entries are its own; signup/offering.ts).
+      'id' in by ? qb.where('id', '=', by.id) : qb.where('list_id', '=', 0).where((eb) => eb(eb.fn('lower', ['email']), '=', by.email.toLowerCase())),
     )
     .$if(isPostgres(trx), (qb) => qb.forUpdate())
     .executeTakeFirst();
@@ -65,6 +69,7 @@ export async function findWaitlistEntryByEmail(db: Db, email: string): Promise<W
   const row = await db
     .selectFrom('waitlist')
     .select(WAITLIST_COLUMNS)
+    .where('list_id', '=', 0)
     .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
     .executeTakeFirst();
   return row ? toWaitlistEntry(row) : undefined;

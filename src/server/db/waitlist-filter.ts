@@ -51,6 +51,16 @@ function emailDomain(db: Kysely<Database>) {
 export type WaitlistExpressionBuilder = ExpressionBuilder<Database, 'waitlist'>;
 
 /**
+ * The list's id as the queries compare it (issue 31): the constant 0 for the portal's waitlist (no
+ * filter.list, or `portal`), else a scalar subquery on the lists' unique slug, which both databases
+ * evaluate once and use as an index key. Every waitlist index leads with list_id (migration
+ * 2026-11-29T0900), so a list's pages, counts and GROUP BYs read only its own range.
+ */
+export function listIdOf(filter: Pick<WaitlistFilter, 'list'>): Expression<number> {
+  return !filter.list || filter.list === 'portal' ? sql<number>`${sql.lit(0)}` : sql<number>`(SELECT id FROM lists WHERE slug = ${filter.list})`;
+}
+
+/**
  * How a search that is not a domain search (those read the domain index: emailDomain) is written on
  * SQLite (PostgreSQL always tests `lower(email) LIKE` per row: its planner weighs a parallel scan
  * against the created_at index with its statistics).
@@ -92,7 +102,7 @@ export function matching(
   const searchForm = options.search ?? 'rowids';
   const sqlite = !isPostgres(db);
   return (eb) => {
-    const conditions: Array<Expression<SqlBool>> = [];
+    const conditions: Array<Expression<SqlBool>> = [eb('list_id', '=', listIdOf(filter))];
     if (filter.q) {
       const domain = searchDomain(filter.q);
       if (domain !== null && !domain.includes('@')) {
@@ -102,7 +112,7 @@ export function matching(
         const pattern = domain !== null ? `%@${escapeLike(domain)}` : `%${escapeLike(filter.q.toLowerCase())}%`;
         conditions.push(
           sqlite && searchForm === 'rowids'
-            ? sql<SqlBool>`+rowid IN (SELECT rowid FROM waitlist WHERE lower(email) LIKE ${pattern} ESCAPE '\\')`
+            ? sql<SqlBool>`+rowid IN (SELECT rowid FROM waitlist WHERE list_id = ${listIdOf(filter)} AND lower(email) LIKE ${pattern} ESCAPE '\\')`
             : sql<SqlBool>`lower(email) LIKE ${pattern} ESCAPE '\\'`,
         );
       }
@@ -125,7 +135,7 @@ export function matching(
   };
 }
 
-/** How many entries match the filter (all of them without one). */
+/** How many entries match the filter (all of the list's without one). */
 export async function countWaitlist(db: Kysely<Database>, filter: WaitlistFilter = {}): Promise<number> {
   if (isPostgres(db) && isEmptyFilter(filter) && !filter.until) {
     // Every entry: the per-day status counts the triggers keep (migration 2026-11-27T0900), summed;
@@ -134,6 +144,7 @@ export async function countWaitlist(db: Kysely<Database>, filter: WaitlistFilter
       .selectFrom('waitlist_rollup')
       .select(sql<string | null>`sum(n)`.as('n'))
       .where('dim', '=', 1)
+      .where('list_id', '=', listIdOf(filter))
       .executeTakeFirstOrThrow();
     return Number(total.n ?? 0);
   }

@@ -66,6 +66,8 @@ export async function listWaitlistPage(
   let query = db
     .selectFrom('waitlist')
     .select([...WAITLIST_COLUMNS, sortKey(db).as('sort_key')])
+    // An offering list's entries show their intended amount (issue 31); the portal's never have one.
+    .$if(!!filter.list && filter.list !== 'portal', (qb) => qb.select('intended_amount'))
     .where(matching(db, filter, search ? { search } : {}))
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')

@@ -118,7 +118,7 @@ export function exportRowsQuery(db: Kysely<Database>, filter: WaitlistFilter): C
  * are read and ordered, then the rows are read batch by batch in that order, so memory holds the
  * ids and keys plus one batch of rows. Unknown ids are skipped.
  */
-export async function* iterateSelectedWaitlist(db: Kysely<Database>, ids: readonly string[], batchSize = ID_CHUNK_SIZE): AsyncGenerator<WaitlistEntry[]> {
+export async function* iterateSelectedWaitlist(db: Kysely<Database>, ids: readonly string[], batchSize = ID_CHUNK_SIZE, withAmount = false): AsyncGenerator<WaitlistEntry[]> {
   const keys: Array<{ key: string; id: string }> = [];
   for (const part of chunk(uniqueIds(ids), ID_CHUNK_SIZE)) {
     const rows = await db.selectFrom('waitlist').select(['id', sortKey(db).as('key')]).where('id', 'in', part).execute();
@@ -128,7 +128,12 @@ export async function* iterateSelectedWaitlist(db: Kysely<Database>, ids: readon
 
   for (const part of chunk(keys, batchSize)) {
     const position = new Map(part.map((k, i) => [k.id, i]));
-    const rows = await db.selectFrom('waitlist').select(WAITLIST_COLUMNS).where('id', 'in', part.map((k) => k.id)).execute();
+    const rows = await db
+      .selectFrom('waitlist')
+      .select(WAITLIST_COLUMNS)
+      .$if(withAmount, (qb) => qb.select('intended_amount'))
+      .where('id', 'in', part.map((k) => k.id))
+      .execute();
     // A row deleted between the two reads is simply missing from the batch.
     rows.sort((a, b) => (position.get(a.id) ?? 0) - (position.get(b.id) ?? 0));
     if (rows.length > 0) yield rows.map(toEntry);

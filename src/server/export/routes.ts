@@ -8,7 +8,9 @@ import { HttpError } from '../http/errors.js';
 import { helmetHeaders } from '../http/security.js';
 import { allowLargeYoungGeneration } from '../runtime/heap.js';
 import { auditedFilter, checkBodySelection, IDS_BODY_LIMIT } from '../admin/index.js';
-import { csvChunks, type RowBatch } from './csv.js';
+import { csvChunks, type OfferingColumns, type RowBatch } from './csv.js';
+import { findListBySlug } from '../db/lists.js';
+import { amountBands, parseBandKey } from '../../shared/lists/contract.js';
 import { exportRows, type ExportBody } from './rows.js';
 import {
   beatExportDownload,
@@ -251,6 +253,20 @@ async function sendExport(
   const attribution = body.attribution === true;
   let rows = 0;
   let batches: AsyncIterableIterator<RowBatch>;
+  // An offering list's file ends with its List and Intended amount columns (issue 31).
+  const slug = body.filter?.list ?? body.list;
+  const list = slug && slug !== 'portal' ? await findListBySlug(db, slug) : undefined;
+  if (slug && slug !== 'portal' && !list) throw new HttpError(404, 'unknown_list', 'There is no list with this slug.');
+  const offering: OfferingColumns | null = list
+    ? {
+        name: list.name,
+        amountLabel: (key) => {
+          if (key === null) return '';
+          const band = amountBands(list.bands).find((b) => b.key === key) ?? parseBandKey(key);
+          return band ? band.label : '';
+        },
+      }
+    : null;
   try {
     batches = await exportRows(db, body);
   } catch (err) {
@@ -283,12 +299,12 @@ async function sendExport(
     // A million rows are ~1 GB of short-lived strings: scavenged in a larger young generation (047).
     const holdAgain = allowLargeYoungGeneration();
     try {
-      yield* csvChunks(batches, timeZone, { attribution }, (n) => (rows += n));
+      yield* csvChunks(batches, timeZone, { attribution }, (n) => (rows += n), offering);
       completed = true;
     } finally {
       holdAgain();
       const filter = body.filter ? { filter: auditedFilter(body.filter, app.secretBox), except: (body.except ?? []).length } : {};
-      const detail = { count: rows, scope, timeZone, ...filter, ...(attribution ? { attribution } : {}), ...(completed ? {} : { incomplete: true }) };
+      const detail = { count: rows, scope, timeZone, ...filter, ...(list ? { list: list.slug } : {}), ...(attribution ? { attribution } : {}), ...(completed ? {} : { incomplete: true }) };
       try {
         await recordAudit(db, { action: 'export', actorEmail: actor.email, actorId: actor.id, ip: request.ip, detail: { ...actor.detail, ...detail } });
       } catch (err) {

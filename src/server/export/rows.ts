@@ -49,11 +49,14 @@ export async function started<T>(source: AsyncGenerator<T>): Promise<AsyncIterab
 export async function exportRows(db: Kysely<Database>, request: ExportBody): Promise<AsyncIterableIterator<RowBatch>> {
   const except = request.except ?? [];
   const attribution = request.attribution === true;
-  const copied = !request.ids && except.length === 0 && !attribution ? await copyExport(db, request.filter ?? {}) : null;
+  // An offering list's file (issue 31) reads the intended amount too; the portal's is read as before.
+  const offering = !!(request.filter?.list ?? request.list) && (request.filter?.list ?? request.list) !== 'portal';
+  const copied = !request.ids && except.length === 0 && !attribution && !offering ? await copyExport(db, request.filter ?? {}) : null;
   if (copied) return started(copied);
+  const fields = [...(attribution ? ATTRIBUTION_EXPORT_FIELDS : SPEC_EXPORT_COLUMNS), ...(offering ? ['intended_amount' as keyof WaitlistEntry] : [])];
   const entries = request.ids
-    ? iterateSelectedWaitlist(db, request.ids, ENTRY_BATCH_ROWS)
-    : iterateMatchingWaitlist(db, request.filter ?? {}, except, ENTRY_BATCH_ROWS, attribution ? ATTRIBUTION_EXPORT_FIELDS : SPEC_EXPORT_COLUMNS);
+    ? iterateSelectedWaitlist(db, request.ids, ENTRY_BATCH_ROWS, offering)
+    : iterateMatchingWaitlist(db, request.filter ?? {}, except, ENTRY_BATCH_ROWS, fields);
   return started(
     (async function* () {
       for await (const batch of entries) yield { entries: batch };

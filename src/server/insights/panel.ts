@@ -1,10 +1,13 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { isPostgres, toIsoTimestamp } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { countWaitlist, matching } from '../db/waitlist-filter.js';
+import { countWaitlist, listIdOf, matching } from '../db/waitlist-filter.js';
 import { INSIGHTS_MAX_DAYS, INSIGHTS_TOP, type InsightsTopList, type WaitlistInsights } from '../../shared/admin/waitlist-api.js';
 import { isEmptyFilter, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { ENTRY_STATUSES } from '../../shared/waitlist/entry.js';
+import { findListBySlug } from '../db/lists.js';
+import type { BandSum } from '../../shared/admin/lists-api.js';
+import { amountBands, parseBandKey } from '../../shared/lists/contract.js';
 import { screeningCounts } from './screening.js';
 
 /**
@@ -47,7 +50,7 @@ export async function waitlistInsights(db: Kysely<Database>, filter: WaitlistFil
   const asOf = now.toISOString();
   const today = asOf.slice(0, 10);
   // Without a filter, `total` is the statuses' sum: no count of its own.
-  const total = isEmptyFilter(filter) ? null : await countWaitlist(db);
+  const total = isEmptyFilter(filter) ? null : await countWaitlist(db, filter.list ? { list: filter.list } : {});
   let counts: PanelCounts;
   const datesOnly = !filter.q && !filter.country && !filter.source && !filter.campaign && !filter.status && !filter.until;
   if (datesOnly && isPostgres(db)) {
@@ -77,7 +80,36 @@ export async function waitlistInsights(db: Kysely<Database>, filter: WaitlistFil
     confirmedShare: counts.confirmed === null || matchingCount === 0 ? null : counts.confirmed / matchingCount,
     // Held and refused signups in the period: a small table of its own (insights/screening.ts).
     screening: await screeningCounts(db, filter),
+    // An offering list's intended amounts by band (issue 31); the portal's panel has none.
+    ...(filter.list && filter.list !== 'portal' ? { amounts: await amountSums(db, filter) } : {}),
   };
+}
+
+/**
+ * The matching entries' non-binding intended amounts by band, with what they add up to at each
+ * band's lower and upper end (a band has no exact amount). The band's label is the list's own when
+ * it still has the band, else written from its key. Entries that gave no amount are not counted.
+ */
+async function amountSums(db: Kysely<Database>, filter: WaitlistFilter): Promise<BandSum[]> {
+  const [rows, list] = await Promise.all([
+    db
+      .selectFrom('waitlist')
+      .select(['intended_amount', sql<string | number>`count(*)`.as('n')])
+      .where(matching(db, filter, { search: 'inline' }))
+      .where('intended_amount', 'is not', null)
+      .groupBy('intended_amount')
+      .execute(),
+    findListBySlug(db, filter.list!),
+  ]);
+  const labels = new Map(amountBands(list?.bands ?? null).map((b) => [b.key, b.label]));
+  const sums: BandSum[] = [];
+  for (const row of rows) {
+    const band = row.intended_amount === null ? null : parseBandKey(row.intended_amount);
+    if (!band) continue;
+    const count = Number(row.n);
+    sums.push({ key: band.key, label: labels.get(band.key) ?? band.label, count, min: count * band.min, max: band.max === null ? null : count * band.max });
+  }
+  return sums.sort((a, b) => parseBandKey(a.key)!.min - parseBandKey(b.key)!.min);
 }
 
 /** The panel's numbers before `other` and the shares are worked out. */
@@ -222,7 +254,7 @@ const ROLLUP_KINDS: Record<number, string> = { 1: 'status', 2: 'country', 3: 'so
  */
 async function countsFromRollup(db: Kysely<Database>, filter: WaitlistFilter, today: string, options: InsightsOptions): Promise<PanelCounts> {
   const inRange = (eb: ExpressionBuilder<Database, 'waitlist_rollup'>) => {
-    const conditions: Array<Expression<SqlBool>> = [];
+    const conditions: Array<Expression<SqlBool>> = [eb('list_id', '=', listIdOf(filter))];
     if (filter.from) conditions.push(eb('day', '>=', sql<string>`CAST(${filter.from} AS date)`));
     if (filter.to) conditions.push(eb('day', '<=', sql<string>`CAST(${filter.to} AS date)`));
     return eb.and(conditions);

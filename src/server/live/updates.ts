@@ -138,13 +138,23 @@ export function createLiveWaitlist({ db, pubsub, log }: LiveWaitlistOptions): { 
       try {
         const rows = await db
           .selectFrom('waitlist')
-          .select(WAITLIST_COLUMNS)
+          .select([...WAITLIST_COLUMNS, 'list_id', 'intended_amount'])
           .where('id', 'in', ids)
           .orderBy('created_at', 'desc')
           .orderBy('id', 'desc')
           .execute();
         // Deleted meanwhile (or another deployment's ids on a shared Redis): nothing to say.
-        if (rows.length > 0) broadcast(formatEvent({ type: 'signup', data: { entries: rows.map(toWaitlistEntry) } }));
+        // One event per list (issue 31): the portal's exactly as before, an offering list's named by its slug.
+        const portal = rows.filter((r) => Number(r.list_id) === 0).map(({ list_id: _l, intended_amount: _a, ...row }) => toWaitlistEntry(row));
+        if (portal.length > 0) broadcast(formatEvent({ type: 'signup', data: { entries: portal } }));
+        const others = rows.filter((r) => Number(r.list_id) !== 0);
+        if (others.length > 0) {
+          const slugs = new Map((await db.selectFrom('lists').select(['id', 'slug']).where('id', 'in', [...new Set(others.map((r) => Number(r.list_id)))]).execute()).map((l) => [Number(l.id), l.slug]));
+          for (const [id, slug] of slugs) {
+            const entries = others.filter((r) => Number(r.list_id) === id).map(({ list_id: _l, ...row }) => toWaitlistEntry(row));
+            broadcast(formatEvent({ type: 'signup', data: { entries, list: slug } }));
+          }
+        }
       } catch (err) {
         failed('reading new entries')(err);
       }

@@ -4,7 +4,8 @@ import { PAGES } from '../../shared/site/pages.js';
 import { storeConsentRecord } from './consents.js';
 import { mailSendRecorder, templateVersions } from './mail.js';
 import { readArchivedPages } from './pages.js';
-import { consentStatement, legends } from './texts.js';
+import { consentStatement, legends, offeringPage, offeringStatements } from './texts.js';
+import type { ListRecord } from '../db/lists.js';
 import { UsageCounter } from './usage.js';
 import { purgeExpiredVersions, storeVersion } from './versions.js';
 
@@ -19,6 +20,14 @@ export interface RecordsService {
   consentRecord: string;
   /** Writes the uses counted in memory now (the admin's views and the bundle call it first). */
   flush(): Promise<void>;
+  /**
+   * An offering list's texts (issue 31) archived as versions (its page, its kind's statements) and
+   * the consent record its signups store: kept once per version of the list, at each change and
+   * on the first signup after a start.
+   */
+  listConsentRecord(list: ListRecord): Promise<string>;
+  /** Counts one showing of an offering list's page (its page, statements and legends versions). */
+  listPageServed(list: ListRecord): void;
 }
 
 declare module 'fastify' {
@@ -84,7 +93,38 @@ export async function registerRecords(app: FastifyInstance, options: RecordsOpti
     });
   }
 
-  app.decorate('records', { consentRecord, flush: () => usage.flush() } satisfies RecordsService);
+  // An offering list's versions and consent record, by the list's id and last change.
+  const listRecords = new Map<string, Promise<{ record: string; ids: string[] }>>();
+  const listVersions = (list: ListRecord) => {
+    if (list.kind === 'portal') return Promise.resolve({ record: consentRecord, ids: [] as string[] });
+    const { kind } = list;
+    const key = `${list.id}@${list.updatedAt}`;
+    let kept = listRecords.get(key);
+    if (!kept) {
+      kept = db.transaction().execute(async (trx) => {
+        const page = await storeVersion(trx, offeringPage(list));
+        const statement = await storeVersion(trx, offeringStatements(kind));
+        return { record: await storeConsentRecord(trx, { page, statement, legends: legendsId }), ids: [page, statement, legendsId] };
+      });
+      kept.catch(() => listRecords.delete(key));
+      listRecords.set(key, kept);
+    }
+    return kept;
+  };
+  app.decorate('records', {
+    consentRecord,
+    flush: () => usage.flush(),
+    listConsentRecord: async (list) => (await listVersions(list)).record,
+    listPageServed: (list) => {
+      void listVersions(list).then(
+        ({ ids }) => {
+          const at = Date.now();
+          for (const id of ids) usage.add(id, at);
+        },
+        (err: unknown) => app.log.error({ err }, 'records: could not keep an offering page'),
+      );
+    },
+  } satisfies RecordsService);
 
   const { retentionYears } = app.config.records;
   const purge = async () => {

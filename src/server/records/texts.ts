@@ -1,5 +1,7 @@
 import { emailContent, requiredStatements, siteContent } from '../../shared/site/content.js';
 import type { NewVersion } from './versions.js';
+import type { ListRecord } from '../db/lists.js';
+import { amountBands, fillOffering, listStatements, offeringContent, offeringPath, STATEMENTS_HEADING, type ListKind } from '../../shared/lists/contract.js';
 
 /**
  * The texts kept besides the prerendered pages and the e-mails (docs/decisions/055): the consent
@@ -41,4 +43,35 @@ export function legends(): NewVersion {
     `E-mails are sent from: ${emailContent.postalAddress}`,
   ];
   return { kind: 'legends', name: 'footer', parts: { 'legends.txt': `${lines.join('\n')}\n` } };
+}
+
+/**
+ * An offering list's page (issue 31) as a plain-text document: the issuer's name and description,
+ * the form's words, the amount bands with their non-binding label and note, and where the
+ * statements stand. Every change of a list's texts is a new version.
+ */
+export function offeringPage(list: ListRecord): NewVersion {
+  const fill = (text: string) => fillOffering(text, { issuer: list.name, productName: siteContent.productName });
+  const { form, amount } = offeringContent;
+  const bands = amountBands(list.bands);
+  const lines = [
+    `Offering page ${offeringPath(list.slug)} (${list.kind})`,
+    '',
+    fill(offeringContent.kicker),
+    `Issuer: ${list.name}`,
+    `Description: ${list.description}`,
+    `Form: a field labelled "${form.label}" (placeholder "${form.placeholder}") and the button "${form.submit}".`,
+    bands.length === 0
+      ? 'Intended amount: not asked.'
+      : `Intended amount: "${amount.legend}", choices "${amount.none}", ${bands.map((b) => `"${b.label}"`).join(', ')}. Note: "${amount.note}" Link: "${amount.educationLink}" (${siteContent.legalUrl}).`,
+    `Beside the form, under "${STATEMENTS_HEADING}": the ${list.kind} statements (their own version).`,
+    `When closed: "${fill(offeringContent.closed.title)}: ${fill(offeringContent.closed.message)}"`,
+  ];
+  return { kind: 'page', name: `offerings/${list.slug}`, parts: { 'page.txt': `${lines.join('\n')}\n` } };
+}
+
+/** The statements a list's kind carries (17 CFR 227.206 for testing the waters), on its page and in its e-mails. */
+export function offeringStatements(kind: ListKind): NewVersion {
+  const lines = [STATEMENTS_HEADING, '', ...listStatements(kind)];
+  return { kind: 'statement', name: kind, parts: { 'statement.txt': `${lines.join('\n')}\n` } };
 }

@@ -23,6 +23,9 @@ import { isHoneypotFilled, signupError, signupUnavailable, type SignupStatus } f
 import type { Signups } from './signups.js';
 import { screenSignup } from './screening.js';
 import { CHALLENGE_FIELD } from '../../shared/waitlist/challenge-contract.js';
+import type { SignupRequest } from '../../shared/waitlist/signup-contract.js';
+import { findListBySlug } from '../db/lists.js';
+import { amountBands, INTENDED_AMOUNT_FIELD, isValidSlug, OFFERING_RESULT_PARAM, offeringPath } from '../../shared/lists/contract.js';
 import { createSignupChallenge } from '../challenge/index.js';
 
 export interface WaitlistRoutesOptions {
@@ -176,6 +179,35 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
     storeError: (err, reply) => (isDatabaseUnavailable(err) ? unavailable(reply) : err instanceof Error ? err : new Error(String(err))),
   });
 
+  /**
+   * A signup naming an offering list (issue 31): open lists only, the amount one of its bands. The
+   * offering page works without JavaScript, so no proof of work is asked (SIGNUP_CHALLENGE applies
+   * to the portal's form); the address screening and the rate limit apply as to every signup.
+   */
+  const offeringSignup = async (request: FastifyRequest, reply: FastifyReply, body: SignupRequest) => {
+    const slug = body[LIST_FIELD];
+    const list = isValidSlug(slug) ? await findListBySlug(app.database.db, slug) : undefined;
+    if (!list || list.kind === 'portal' || list.state === 'draft') throw signupError('unknown_list');
+    if (list.state === 'closed') throw signupError('list_closed');
+    const amount = body[INTENDED_AMOUNT_FIELD];
+    const bands = amountBands(list.bands).map((b) => b.key);
+    const intended = amount === undefined || amount === '' ? null : typeof amount === 'string' && bands.includes(amount) ? amount : undefined;
+    if (intended === undefined) throw signupError('amount_invalid');
+    if (request.validationError) throw signupError(signupCodeOf(request.validationError.validation));
+    const refused = await screenSignup(app, request, body.email);
+    if (refused) throw refused;
+    try {
+      const attribution = requestAttribution(request, body, app.config.publicUrl, app.config.embedOrigins);
+      const { status } = await signups.createOffering(request.log, list, body.email, request.ip, attribution, intended);
+      reply.header('cache-control', 'no-store');
+      if (isFormPost(request)) return reply.status(303).header('location', `${offeringPath(list.slug)}?${OFFERING_RESULT_PARAM}=${status}`).send();
+      return reply.status(201).header('content-type', JSON_TYPE).send(JOINED_BODIES[status]);
+    } catch (err) {
+      if (err instanceof HttpError && err.statusCode === 503) throw unavailable(reply);
+      throw err;
+    }
+  };
+
   // SIGNUP_CHALLENGE=proof-of-work: why a signup is held (no valid solution), or null (off: always null).
   const checkChallenge = createSignupChallenge(app.database.db, app.secretBox, app.config.challenge);
 
@@ -198,7 +230,7 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
         return answerJoined(request, reply, app.config.consent.confirmation === 'required' ? 'pending' : 'joined');
       }
       if (request.validationError) throw signupError(signupCodeOf(request.validationError.validation));
-      if (!isKnownList(request.body[LIST_FIELD])) throw signupError('unknown_list');
+      if (!isKnownList(request.body[LIST_FIELD])) return offeringSignup(request, reply, request.body);
       if (consent.checkbox !== null && !isConsentTicked(request.body[CONSENT_FIELD])) throw signupError('consent_required');
       const refused = await screenSignup(app, request, request.body.email);
       if (refused) throw refused;

@@ -59,8 +59,10 @@ export const signupRequestSchema = z.pipe(
     [CONSENT_FIELD]: z.optional(z.unknown()),
     /** A plain form on an allowed site: the thanks page it asks to end on (routes.ts thanksLocation). */
     [THANKS_URL_FIELD]: z.optional(z.unknown()),
-    /** The list to join: only the portal's for now (routes.ts refuses any other with `unknown_list`). */
+    /** The list to join: the portal's (absent) or an open offering list's slug (routes.ts). */
     [LIST_FIELD]: z.optional(z.unknown()),
+    /** An offering list's non-binding intended amount: one of its band keys, or empty (src/shared/lists/contract.ts). */
+    intended_amount: z.optional(z.unknown()),
     /** The proof-of-work solution (challenge-contract.ts), checked by the challenge room when SIGNUP_CHALLENGE is on. */
     [CHALLENGE_FIELD]: z.optional(z.unknown()),
   }),

@@ -81,7 +81,7 @@ export function isHoneypotFilled(body: unknown): boolean {
   return typeof body === 'object' && body !== null && isFilled((body as Record<string, unknown>)[HONEYPOT_FIELD]);
 }
 
-async function locate(geolocator: Geolocator, ip: string | null, log: GeoLogger): Promise<GeoLocation | null> {
+export async function locate(geolocator: Geolocator, ip: string | null, log: GeoLogger): Promise<GeoLocation | null> {
   if (!ip) return null;
   try {
     return await geolocator.lookup(ip);

@@ -4,6 +4,8 @@ import type { Attribution } from '../../shared/waitlist/attribution.js';
 import { createSignupBatcher, type SignupBatchHooks } from './batcher.js';
 import { signUp, type SignupOutcome } from './service.js';
 import type { HeldReason } from '../../shared/waitlist/entry.js';
+import type { ListRecord } from '../db/lists.js';
+import { signUpToOffering } from './offering.js';
 
 /**
  * Adding a signup, as the public form and the API (src/server/api) both do: one group commit
@@ -18,6 +20,8 @@ export interface Signups {
    * (SIGNUP_CHALLENGE without a valid solution; challenge/hold.ts): stored as such, never announced.
    */
   create(log: FastifyBaseLogger, email: string, ip: string | null | undefined, attribution: Attribution, held?: HeldReason | null): Promise<SignupOutcome>;
+  /** The same for an open offering list (offering.ts), with its non-binding intended amount (a band key) or null. */
+  createOffering(log: FastifyBaseLogger, list: ListRecord, email: string, ip: string | null | undefined, attribution: Attribution, intendedAmount: string | null): Promise<SignupOutcome>;
 }
 
 export interface SignupsOptions {
@@ -30,7 +34,26 @@ export interface SignupsOptions {
 
 export function createSignups(app: FastifyInstance, { geolocator, consentVersion, signupBatch }: SignupsOptions): Signups {
   const batcher = createSignupBatcher({ db: app.database.db, mail: app.mail, webhooks: app.webhooks, log: app.log, hooks: signupBatch });
+  const { db } = app.database;
   return {
+    async createOffering(log, list, email, ip, attribution, intendedAmount) {
+      const deps = {
+        db,
+        geolocator,
+        log,
+        mail: app.mail,
+        webhooks: app.webhooks,
+        box: app.secretBox,
+        consent: app.config.consent,
+        consentVersion,
+        // The texts of this list's page (records: its page version, its statements, the legends).
+        consentRecord: await app.records.listConsentRecord(list),
+      };
+      const outcome = await signUpToOffering(deps, list, email, ip ?? undefined, attribution, intendedAmount);
+      if (outcome.created) app.liveWaitlist.signedUp(outcome.id);
+      else if (!outcome.held) app.liveWaitlist.changed('rejoined');
+      return outcome;
+    },
     async create(log, email, ip, attribution, held = null) {
       const deps = {
         db: app.database.db,

@@ -2,6 +2,7 @@ import { z } from 'zod/mini';
 import { ENTRY_STATUSES, waitlistEntrySchema } from '../waitlist/entry.js';
 import { screeningCountsSchema } from '../waitlist/screening.js';
 import { waitlistFilterSchema } from './waitlist-filter.js';
+import { bandSumSchema } from './lists-api.js';
 
 /**
  * The admin waitlist API, declared once for the admin page, the server and the tests. Every call
@@ -71,11 +72,21 @@ export const waitlistPageQuerySchema = z.object({
   source: z.optional(z.string()),
   campaign: z.optional(z.string()),
   status: z.optional(z.string()),
+  /** The list (its slug; absent: the portal's waitlist). */
+  list: z.optional(z.string()),
 });
 export type WaitlistPageQuery = z.input<typeof waitlistPageQuerySchema>;
 
+/**
+ * An entry as the admin's table gets it: an offering list's entries (issue 31) add their
+ * non-binding intended amount's band key (src/shared/lists/contract.ts), null when none was given;
+ * the portal's entries never carry the field.
+ */
+export const adminEntrySchema = z.extend(waitlistEntrySchema, { intended_amount: z.optional(z.nullable(z.string())) });
+export type AdminEntry = z.infer<typeof adminEntrySchema>;
+
 export const waitlistPageSchema = z.object({
-  entries: z.array(waitlistEntrySchema),
+  entries: z.array(adminEntrySchema),
   /**
    * Counted on the first page only (no cursor); null on the pages after it. `total`: every entry
    * on the waitlist; `matching`: those matching the filter (= total without a filter).
@@ -114,6 +125,11 @@ export const exportRequestSchema = z.object({
   timeZone: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),
   /** Add the attribution columns (shared/waitlist/csv.ts ATTRIBUTION_CSV_COLUMNS) after the spec's four. */
   attribution: z.optional(z.boolean()),
+  /**
+   * The list the named ids are on (issue 31; a filter names its own list): an offering list's file
+   * ends with the List and Intended amount columns. Absent: the portal's, whose file is unchanged.
+   */
+  list: z.optional(z.string().check(z.regex(/^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/))),
 });
 export type ExportRequest = z.input<typeof exportRequestSchema>;
 
@@ -209,6 +225,8 @@ export const waitlistInsightsSchema = z.object({
   confirmedShare: z.nullable(z.number()),
   /** Held and refused signups by reason in the filter's from/to days (all time without them); the other filters do not apply. */
   screening: screeningCountsSchema,
+  /** An offering list only (issue 31): its non-binding intended amounts by band, smallest first. */
+  amounts: z.optional(z.array(bandSumSchema)),
 });
 export type WaitlistInsights = z.infer<typeof waitlistInsightsSchema>;
 
@@ -225,7 +243,7 @@ export const waitlistEventSchemas = {
   /** The stream is open (sent first; `asOf` is the server's time). */
   ready: z.object({ asOf: z.string() }),
   /** New entries (newest first), at most a few batches per second under load. */
-  signup: z.object({ entries: z.array(waitlistEntrySchema) }),
+  signup: z.object({ entries: z.array(adminEntrySchema), list: z.optional(z.string()) }),
   /**
    * Entries were deleted, invited, confirmed or unsubscribed elsewhere, or a known address signed
    * up again (`rejoined`), or held signups were approved (`approved`): counts and panels are stale.

@@ -1,5 +1,6 @@
 import { z } from 'zod/mini';
 import { ENTRY_STATUSES, type EntryStatus, type WaitlistEntry } from '../waitlist/entry.js';
+import { SLUG_PATTERN } from '../lists/contract.js';
 
 /**
  * The admin's search and filters (issue 10), declared once: the same names are the page's URL
@@ -16,6 +17,10 @@ import { ENTRY_STATUSES, type EntryStatus, type WaitlistEntry } from '../waitlis
  * - `until`: (API only, not a URL filter) joined at or before this instant (ISO-8601 UTC). A
  *   select-all-matching request carries the `asOf` of the view it was made in, so people who sign
  *   up after the admin pressed select-all are never deleted or exported with it unseen.
+ *
+ * - `list`: the list's slug (issue 31); absent or `portal` is the portal's waitlist. It is not a
+ *   filter of the list's entries but which list they are: isEmptyFilter ignores it, and the
+ *   counts' `total` is the list's.
  *
  * An empty value is the same as an absent one.
  */
@@ -39,7 +44,11 @@ export interface WaitlistFilter {
   campaign?: string;
   status?: EntryStatus;
   until?: string;
+  list?: string;
 }
+
+/** The list's name in a query string and a filter (src/shared/admin/lists-api.ts LIST_PARAM). */
+export const LIST_KEY = 'list';
 
 const DAY_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -85,6 +94,7 @@ export const waitlistFilterSchema = z
       campaign: optionalText(MAX_FILTER_VALUE_LENGTH),
       status: z.optional(z.union([z.literal(''), z.enum(ENTRY_STATUSES)])),
       until: z.optional(z.string().check(z.regex(ISO_INSTANT_RE))),
+      list: z.optional(z.union([z.literal(''), z.string().check(z.regex(SLUG_PATTERN))])),
     }),
     z.transform((raw): WaitlistFilter => compactFilter(raw as WaitlistFilter)),
   )
@@ -97,10 +107,12 @@ export const waitlistFilterSchema = z
 /** The filter without empty values (the canonical form: equal filters compare equal as JSON). */
 export function compactFilter(filter: WaitlistFilter): WaitlistFilter {
   const out: WaitlistFilter = {};
-  for (const key of [...FILTER_KEYS, 'until'] as const) {
+  for (const key of [...FILTER_KEYS, 'until', 'list'] as const) {
     const value = filter[key];
     if (typeof value === 'string' && value !== '') (out as Record<string, string>)[key] = value;
   }
+  // The portal's list is the default: named or not, the same filter.
+  if (out.list === 'portal') delete out.list;
   return out;
 }
 
@@ -109,8 +121,9 @@ export function isEmptyFilter(filter: WaitlistFilter): boolean {
   return FILTER_KEYS.every((key) => !filter[key]);
 }
 
-/** The filter as a URL query (FILTER_KEYS only, in a fixed order), for the page's address and API calls. */
+/** The filter as a URL query (the list first, then FILTER_KEYS, in a fixed order), for the page's address and API calls. */
 export function filterToSearchParams(filter: WaitlistFilter, params = new URLSearchParams()): URLSearchParams {
+  if (filter.list && filter.list !== 'portal') params.set(LIST_KEY, filter.list);
   for (const key of FILTER_KEYS) {
     const value = filter[key];
     if (value) params.set(key, value);
@@ -124,6 +137,8 @@ export function filterToSearchParams(filter: WaitlistFilter, params = new URLSea
  */
 export function filterFromSearchParams(params: URLSearchParams): WaitlistFilter {
   const filter: WaitlistFilter = {};
+  const list = params.get(LIST_KEY);
+  if (list !== null && list !== 'portal' && SLUG_PATTERN.test(list)) filter.list = list;
   for (const key of FILTER_KEYS) {
     const value = params.get(key);
     if (value === null || value.trim() === '') continue;

@@ -65,7 +65,9 @@ export const ONE_CLICK_FIELD = 'List-Unsubscribe';
 export const ONE_CLICK_VALUE = 'One-Click';
 /** The no-JavaScript preferences form's field and its values (`erase`: e-mail me a link to erase my data). */
 export const PREFERENCES_ACTION_FIELD = 'action';
-export const PREFERENCES_ACTIONS = ['unsubscribe', 'erase'] as const;
+export const PREFERENCES_ACTIONS = ['unsubscribe', 'erase', 'unsubscribe_all'] as const;
+/** Leave every list the address is on (issue 31): the JSON API's path of `action=unsubscribe_all`. */
+export const UNSUBSCRIBE_ALL_API_PATH = '/api/waitlist/unsubscribe-all';
 export type PreferencesAction = (typeof PREFERENCES_ACTIONS)[number];
 
 export type ConfirmOutcome = 'confirmed' | 'already_confirmed';
@@ -76,6 +78,11 @@ export interface PreferencesView {
   status: EntryStatus;
   /** Which link it is: the preferences page takes a manage link, the erasure page an erasure link. */
   link: 'manage' | 'erase';
+  /**
+   * Every list the address is on, with its status there (issue 31), when one of them is an offering
+   * list; absent for an address on the portal's waitlist alone (its page is as it always was).
+   */
+  lists?: Array<{ name: string; status: EntryStatus }>;
 }
 /** An erasure link was e-mailed to `email` (masked). */
 export interface EraseLinkSent {

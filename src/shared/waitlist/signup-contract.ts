@@ -36,7 +36,7 @@ export const SIGNUP_BODY_LIMIT = 8 * 1024;
  * there keeps the two the same.
  */
 export type SignupRequest = { email: string } & Partial<
-  Record<AttributionField | typeof HONEYPOT_FIELD | typeof CONSENT_FIELD | typeof THANKS_URL_FIELD | typeof LIST_FIELD | typeof CHALLENGE_FIELD, unknown>
+  Record<AttributionField | typeof HONEYPOT_FIELD | typeof CONSENT_FIELD | typeof THANKS_URL_FIELD | typeof LIST_FIELD | typeof CHALLENGE_FIELD | 'intended_amount', unknown>
 >;
 
 /**
@@ -68,6 +68,10 @@ export const SIGNUP_ERRORS = {
   rate_limited: { status: 429, title: 'Too many attempts', message: 'Too many signup attempts. Please wait a minute and try again.' },
   consent_required: { status: 400, title: 'Consent required', message: 'Please tick the box to agree before joining the waitlist.' },
   unknown_list: { status: 400, title: 'Unknown list', message: 'This waitlist does not exist. Leave the list out to join the waitlist.' },
+  /** An offering list that is closed (issue 31): it takes no more signups. */
+  list_closed: { status: 409, title: 'List closed', message: 'This list is closed and takes no more indications of interest.' },
+  /** An intended amount that is not one of the list's bands (issue 31). */
+  amount_invalid: { status: 400, title: 'Invalid amount', message: 'Please choose one of the amounts offered, or none.' },
   /** The address is at a throwaway-mail domain (SIGNUP_BLOCK_DISPOSABLE, on by default). */
   email_disposable: { status: 422, title: 'Permanent email required', message: 'Please use a permanent email address.' },
   /** The domain's DNS says it cannot receive mail: it does not exist, or publishes a null MX (SIGNUP_CHECK_MX). */
@@ -75,8 +79,9 @@ export const SIGNUP_ERRORS = {
 } as const;
 
 /**
- * The list a signup joins (`list`, optional). Named lists are reserved for a later feature: today
- * there is one, the portal's, and a signup naming any other is refused (400 `unknown_list`).
+ * The list a signup joins (`list`, optional): absent or `portal` is the portal's waitlist; an open
+ * offering list's slug joins that list (issue 31, src/shared/lists/contract.ts, with its optional
+ * `intended_amount`); a draft or unknown one is 400 `unknown_list`, a closed one 409 `list_closed`.
  */
 export const LIST_FIELD = 'list';
 export const PORTAL_LIST = 'portal';

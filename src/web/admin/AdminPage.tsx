@@ -1,4 +1,4 @@
-import { lazy, Suspense, useCallback, useEffect } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
 import { filterFromSearchParams, type WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 import { roleRights, type AdminRole } from '../../shared/admin/roles.js';
 import { siteContent } from '../../shared/site/content.js';
@@ -17,6 +17,9 @@ import { useMailStatus } from './mail/useMailStatus.js';
 import { dropPrefetchedFirstPage, prefetchFirstPage } from './waitlist/first-page-prefetch.js';
 import { patchFilter, useFilterParams } from './waitlist/useFilterParams.js';
 import { WaitlistPanel } from './waitlist/WaitlistPanel.js';
+import { ListsBar } from './lists/ListsBar.js';
+import type { ListView } from '../../shared/admin/lists-api.js';
+import { amountBands, parseBandKey } from '../../shared/lists/contract.js';
 
 // The insight panel carries the chart: its own chunk, so the table's first rows do not wait for it.
 // Its download starts with this module's, so it is usually in by the time the session is checked
@@ -69,6 +72,16 @@ function AdminDashboard({ email, role }: { email: string; role: AdminRole }) {
   // The view's filter lives in the address; the table and the insight panel both follow it.
   const [filter, setFilter] = useFilterParams();
   const onFilterPatch = useCallback((patch: Partial<WaitlistFilter>) => setFilter(patchFilter(filter, patch)), [filter, setFilter]);
+  // The list shown (issue 31): a filter change keeps it; choosing another list starts its view unfiltered.
+  const onFilterChange = useCallback((next: WaitlistFilter) => setFilter({ ...next, ...(filter.list ? { list: filter.list } : {}) }), [filter.list, setFilter]);
+  const onListChange = useCallback((slug: string | undefined) => setFilter(slug ? { list: slug } : {}), [setFilter]);
+  const [lists, setLists] = useState<ListView[]>([]);
+  const chosenList = filter.list ? lists.find((l) => l.slug === filter.list) : undefined;
+  const amountLabel = useMemo(() => {
+    if (!filter.list) return undefined;
+    const bands = amountBands(chosenList?.bands ?? null);
+    return (key: string | null | undefined) => (key ? (bands.find((b) => b.key === key) ?? parseBandKey(key))?.label ?? key : '');
+  }, [filter.list, chosenList]);
   const insights = useInsightsStart();
 
   return (
@@ -97,9 +110,11 @@ function AdminDashboard({ email, role }: { email: string; role: AdminRole }) {
           <RequiredEnrolment onEnrolled={onEnrolled} />
         ) : (
           <>
+            <ListsBar list={filter.list} onListChange={onListChange} onLists={setLists} canEdit={rights.deleteEntries} onAccessError={onAccessError} />
             <WaitlistPanel
               filter={filter}
-              onFilterChange={setFilter}
+              onFilterChange={onFilterChange}
+              amountLabel={amountLabel}
               onAccessError={onAccessError}
               mailEnabled={mailEnabled}
               rights={rights}

@@ -7,7 +7,8 @@ import {
   type UnsubscribeOutcome,
 } from '../../shared/waitlist/consent-contract.js';
 import { buttonColors, buttonSizes, SpinnerIcon } from '../ui/controls.js';
-import { requestEraseLink, unsubscribeLink, type LinkAnswer } from '../waitlist/link-actions.js';
+import { requestEraseLink, unsubscribeAllLink, unsubscribeLink, type LinkAnswer } from '../waitlist/link-actions.js';
+import { LEAVE_ALL_WORDS } from '../../shared/lists/contract.js';
 import { AddressLead, LinkPageView, rowLayout, rowStyles, StatusIcon, useLinkPage, useLinkView } from './link-page-parts.js';
 
 const busyButton = 'aria-disabled:cursor-wait aria-disabled:opacity-70';
@@ -75,6 +76,7 @@ export function PreferencesPage() {
   const [busy, setBusy] = useState<PreferencesAction | null>(null);
   const [unsubscribed, setUnsubscribed] = useState<UnsubscribeOutcome | null>(null);
   const [eraseLinkSent, setEraseLinkSent] = useState<EraseLinkSent | null>(null);
+  const [leftAll, setLeftAll] = useState(false);
   const unsubscribedHeadingRef = useRef<HTMLHeadingElement>(null);
   const sentHeadingRef = useRef<HTMLHeadingElement>(null);
 
@@ -109,6 +111,27 @@ export function PreferencesPage() {
     >
       {/* No action: the form posts to this very address, token included (the no-JavaScript path). */}
       <form method="post" onSubmit={(event) => event.preventDefault()} className="mt-8 space-y-3">
+        {view?.lists ? (
+          <section aria-labelledby="preferences-lists" className={`${rowStyles} text-left`}>
+            <h2 id="preferences-lists" className="font-semibold text-white">
+              {LEAVE_ALL_WORDS.heading}
+            </h2>
+            <ul className="mt-2 list-disc space-y-1 pl-5 text-sm text-slate-200">
+              {view.lists.map((list) => (
+                <li key={list.name}>
+                  {list.name} ({leftAll ? 'unsubscribed' : list.status})
+                </li>
+              ))}
+            </ul>
+          </section>
+        ) : null}
+        {view?.lists ? (
+          leftAll ? (
+            <DoneRow headingRef={unsubscribedHeadingRef} title={LEAVE_ALL_WORDS.done.title} message={LEAVE_ALL_WORDS.done.message} />
+          ) : (
+            <ActionRow action="unsubscribe_all" words={LEAVE_ALL_WORDS} hydrated={hydrated} busy={busy} onClick={() => void run('unsubscribe_all', unsubscribeAllLink, () => setLeftAll(true))} />
+          )
+        ) : null}
         {unsubscribeResult ? (
           <DoneRow headingRef={unsubscribedHeadingRef} title={unsubscribeDone.title} message={unsubscribeDone.message} />
         ) : (

@@ -5,6 +5,7 @@ import {
   isLinkErrorCode,
   LINK_TOKEN_PARAM,
   PREFERENCES_API_PATH,
+  UNSUBSCRIBE_ALL_API_PATH,
   UNSUBSCRIBE_API_PATH,
   type ConfirmOutcome,
   type EraseLinkSent,
@@ -71,12 +72,23 @@ export function confirmLink(token: string): Promise<LinkAnswer<ConfirmOutcome>> 
 export function readPreferences(token: string): Promise<LinkAnswer<PreferencesView>> {
   return postToken(PREFERENCES_API_PATH, token, (body) => {
     if (typeof body.email !== 'string' || typeof body.status !== 'string' || (body.link !== 'manage' && body.link !== 'erase')) return undefined;
-    return { email: body.email, status: body.status as EntryStatus, link: body.link };
+    const lists = Array.isArray(body.lists)
+      ? (body.lists as unknown[]).flatMap((l) => {
+          const item = l as { name?: unknown; status?: unknown };
+          return typeof item.name === 'string' && typeof item.status === 'string' ? [{ name: item.name, status: item.status as EntryStatus }] : [];
+        })
+      : undefined;
+    return { email: body.email, status: body.status as EntryStatus, link: body.link, ...(lists ? { lists } : {}) };
   });
 }
 
 export function unsubscribeLink(token: string): Promise<LinkAnswer<UnsubscribeOutcome>> {
   return postToken(UNSUBSCRIBE_API_PATH, token, (body) => oneOf(UNSUBSCRIBE_OUTCOMES, body.outcome));
+}
+
+/** Leaves every list the address of a manage link is on (issue 31). */
+export function unsubscribeAllLink(token: string): Promise<LinkAnswer<'unsubscribed'>> {
+  return postToken(UNSUBSCRIBE_ALL_API_PATH, token, (body) => (body.outcome === 'unsubscribed' ? 'unsubscribed' : undefined));
 }
 
 /** E-mails an erasure link to the address a manage link is for. */

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as waitlistRollupMigration from '../../../src/server/db/migrations/2026-11-27T0900-waitlist-rollup.js';
+import { rollupByList } from '../../../src/server/db/migrations/2026-11-29T0900-offering-lists.js';
 import { countWaitlist } from '../../../src/server/db/waitlist-filter.js';
 import type { WaitlistEntry } from '../../../src/shared/waitlist/entry.js';
 import { describeWhen, openTestDatabase, TEST_DIALECTS, type TestDatabase, type TestDialect } from '../../support/databases.js';
@@ -52,11 +53,11 @@ describe.each(TEST_DIALECTS)('the waitlist count (%s)', (dialect: TestDialect) =
     await db
       .insertInto('waitlist')
       .values([...first.slice(1), ...again, { ...first[0]!, id: crypto.randomUUID() }, { ...again[0]!, id: crypto.randomUUID() }])
-      .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
+      .onConflict((oc) => oc.expression(sql`list_id, lower(email)`).doNothing())
       .execute();
     await expectExact(8);
     // Nothing inserted at all.
-    await db.insertInto('waitlist').values({ ...first[1]!, id: crypto.randomUUID() }).onConflict((oc) => oc.expression(sql`lower(email)`).doNothing()).execute();
+    await db.insertInto('waitlist').values({ ...first[1]!, id: crypto.randomUUID() }).onConflict((oc) => oc.expression(sql`list_id, lower(email)`).doNothing()).execute();
     await expectExact(8);
     await db.deleteFrom('waitlist').where('id', 'in', [first[0]!.id, again[2]!.id, crypto.randomUUID()]).execute();
     await expectExact(6);
@@ -178,7 +179,11 @@ describeWhen(withPostgres)('the waitlist rollup (postgres)', () => {
     await db.insertInto('waitlist').values(entries(3)).execute();
     await waitlistRollupMigration.down(db);
     await db.insertInto('waitlist').values(entries(4).map((e, i) => ({ ...e, country: i % 2 ? 'Chile' : null, status: i ? 'joined' : 'pending' }))).execute();
-    await db.transaction().execute((trx) => waitlistRollupMigration.up(trx));
+    // The rollup as the migrations leave it: 2026-11-27T0900's, then keyed by list (2026-11-29T0900).
+    await db.transaction().execute(async (trx) => {
+      await waitlistRollupMigration.up(trx);
+      await rollupByList(trx);
+    });
     await expectExact(7);
     await expectRollupExact();
     await db.insertInto('waitlist').values(entries(1)).execute();

@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import { Body, Container, Head, Heading, Html, Link, Preview, Section, Text } from '@react-email/components';
-import { footerWords } from './words.js';
+import { footerWords, type EmailOffering } from './words.js';
+import { STATEMENTS_HEADING } from '../../../shared/lists/contract.js';
 
 /**
  * The frame of every waitlist e-mail, in the site's look (src/web/styles.css: the ink header, the
@@ -37,6 +38,9 @@ const styles = {
   footerText: { margin: '0 0 8px', color: colors.muted, fontSize: '13px', lineHeight: '20px' },
   footerLink: { color: colors.link, textDecoration: 'underline' },
   legendText: { margin: '0 0 8px', color: colors.muted, fontSize: '12px', lineHeight: '18px' },
+  statements: { marginTop: '24px', padding: '16px 20px', backgroundColor: '#fffbeb', border: '1px solid #fcd34d', borderRadius: '10px' },
+  statementsHeading: { margin: '0 0 8px', color: colors.text, fontSize: '15px', lineHeight: '22px', fontWeight: 700 },
+  statement: { margin: '0 0 8px', color: colors.text, fontSize: '14px', lineHeight: '22px' },
 };
 
 export const textStyle = { margin: '0 0 16px', color: colors.text, fontSize: '16px', lineHeight: '26px' };
@@ -67,8 +71,15 @@ export interface UnlistedFooter {
   notice: string;
 }
 
-export function EmailLayout({ preview, heading, manageUrl, children, unlisted }: Omit<EmailLayoutProps, 'manageUrl'> & ({ manageUrl: string; unlisted?: undefined } | { manageUrl?: undefined; unlisted: UnlistedFooter })) {
-  const footer = footerWords();
+export function EmailLayout({
+  preview,
+  heading,
+  manageUrl,
+  children,
+  unlisted,
+  offering,
+}: Omit<EmailLayoutProps, 'manageUrl'> & { offering?: EmailOffering | undefined } & ({ manageUrl: string; unlisted?: undefined } | { manageUrl?: undefined; unlisted: UnlistedFooter })) {
+  const footer = footerWords(offering);
   return (
     <Html lang="en" dir="ltr">
       <Head>
@@ -87,6 +98,16 @@ export function EmailLayout({ preview, heading, manageUrl, children, unlisted }:
               {heading}
             </Heading>
             {children}
+            {offering && offering.statements.length > 0 ? (
+              <Section style={styles.statements}>
+                <Text style={styles.statementsHeading}>{STATEMENTS_HEADING}</Text>
+                {offering.statements.map((statement) => (
+                  <Text key={statement} style={styles.statement}>
+                    {statement}
+                  </Text>
+                ))}
+              </Section>
+            ) : null}
           </Section>
           <Section style={styles.footer}>
             <Text style={styles.footerText}>{unlisted ? unlisted.reason : footer.reason}</Text>

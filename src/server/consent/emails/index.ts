@@ -16,7 +16,8 @@ import {
 import { findEmailRecipient } from './recipient.js';
 import { registerRestoreEmail } from '../restore.js';
 import type * as RenderModule from './render.js';
-import { fill, WAITLIST_EMAIL_TEMPLATES, waitlistEmailSubject, type RecordedEmailTemplate, type WaitlistEmailTemplate } from './words.js';
+import { fill, offeringWords, WAITLIST_EMAIL_TEMPLATES, waitlistEmailSubject, type EmailOffering, type RecordedEmailTemplate, type WaitlistEmailTemplate } from './words.js';
+import { listStatements, offeringPath } from '../../../shared/lists/contract.js';
 
 export { waitlistEmailMessage } from './messages.js';
 export { RECORDED_EMAIL_TEMPLATES, WAITLIST_EMAIL_TEMPLATES, waitlistEmailSubject, type RecordedEmailTemplate, type WaitlistEmailTemplate } from './words.js';
@@ -50,6 +51,8 @@ function loadViews(): Promise<Views> {
 
 /** What a template's links and words depend on: each recipient's links, and the settings. */
 interface TemplateInputs {
+  /** An offering list's e-mail (issue 31): its issuer and statements. */
+  offering?: EmailOffering | undefined;
   manage: string;
   confirm: () => string;
   erase: () => string;
@@ -59,16 +62,16 @@ interface TemplateInputs {
 
 async function renderBodies(template: WaitlistEmailTemplate, inputs: TemplateInputs): Promise<RenderModule.RenderedBodies> {
   const render = await loadViews();
-  const manageUrl = inputs.manage;
+  const { manage: manageUrl, offering } = inputs;
   switch (template) {
     case 'confirmation':
-      return render.renderConfirmationEmail({ confirmUrl: inputs.confirm(), manageUrl, hours: Math.round(inputs.confirmationLinkTtlSeconds / 3600) });
+      return render.renderConfirmationEmail({ confirmUrl: inputs.confirm(), manageUrl, offering, hours: Math.round(inputs.confirmationLinkTtlSeconds / 3600) });
     case 'welcome':
-      return render.renderWelcomeEmail({ manageUrl });
+      return render.renderWelcomeEmail({ manageUrl, offering });
     case 'erasure':
       return render.renderErasureEmail({ eraseUrl: inputs.erase(), manageUrl });
     case 'invite':
-      return render.renderInviteEmail({ inviteUrl: new URL(emailContent.invite.url, inputs.publicUrl).toString(), manageUrl });
+      return render.renderInviteEmail({ inviteUrl: new URL(offering?.url ?? emailContent.invite.url, inputs.publicUrl).toString(), manageUrl, offering });
   }
 }
 
@@ -131,7 +134,10 @@ export function registerWaitlistEmails(app: FastifyInstance): void {
       const link = (path: string, purpose: LinkPurpose, ttlSeconds: number) =>
         linkUrl(publicUrl, path, createLinkToken(app.secretBox, { entryId: entry.id, purpose, expiresAt: now + ttlSeconds }));
       const manageUrl = link(PREFERENCES_PAGE_PATH, 'manage', MANAGE_LINK_TTL_SECONDS);
+      // An offering list's entry (issue 31): its e-mails name the issuer and carry the statements.
+      const offering = entry.listKind === 'portal' || template === 'erasure' ? undefined : { issuer: entry.listName, statements: listStatements(entry.listKind), url: offeringPath(entry.listSlug) };
       const bodies = await renderBodies(template, {
+        offering,
         manage: manageUrl,
         confirm: () => link(CONFIRM_PAGE_PATH, 'confirm', confirmationLinkTtlSeconds),
         erase: () => link(ERASE_PAGE_PATH, 'erase', ERASE_LINK_TTL_SECONDS),
@@ -139,7 +145,7 @@ export function registerWaitlistEmails(app: FastifyInstance): void {
         confirmationLinkTtlSeconds,
       });
       return {
-        subject: waitlistEmailSubject(template),
+        subject: offering && template !== 'erasure' ? offeringWords(template, offering).subject : waitlistEmailSubject(template),
         text: bodies.text,
         html: bodies.html,
         // RFC 8058 one-click unsubscribe: the provider POSTs `List-Unsubscribe=One-Click` to the URL.

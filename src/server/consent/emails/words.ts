@@ -1,4 +1,24 @@
 import { emailContent, requiredStatements, siteContent } from '../../../shared/site/content.js';
+import { fillOffering, offeringContent } from '../../../shared/lists/contract.js';
+
+/**
+ * An offering list's e-mail (issue 31): the issuer it is about and the statements of the list's
+ * kind (17 CFR 227.206), which the layout shows under the body; the words are offeringContent.email's.
+ */
+export interface EmailOffering {
+  issuer: string;
+  statements: readonly string[];
+  /** Where the invite's button leads (the list's page); the portal's invite URL without it. */
+  url?: string | undefined;
+}
+
+/** An offering e-mail's words ({issuer}, {productName} filled). */
+export function offeringWords<T extends 'confirmation' | 'welcome' | 'invite'>(template: T, offering: EmailOffering): (typeof offeringContent.email)[T] {
+  const words = offeringContent.email[template];
+  return Object.fromEntries(
+    Object.entries(words).map(([key, value]) => [key, fillOffering(value as string, { issuer: offering.issuer, productName: siteContent.productName })]),
+  ) as (typeof offeringContent.email)[T];
+}
 
 /**
  * The e-mails' words (src/shared/site/content.ts `emailContent`) with their placeholders filled:
@@ -29,11 +49,11 @@ export function waitlistEmailSubject(template: WaitlistEmailTemplate): string {
  * address, and the statements every page carries too (the registration line and the legends,
  * content.ts requiredStatements; the portal's name is the e-mail's header).
  */
-export function footerWords() {
+export function footerWords(offering?: EmailOffering) {
   const [productName, registration, ...legends] = requiredStatements();
   return {
     productName: productName!,
-    reason: fill(emailContent.footer.reason),
+    reason: offering ? fillOffering(offeringContent.email.reason, { issuer: offering.issuer, productName: productName! }) : fill(emailContent.footer.reason),
     manage: fill(emailContent.footer.manage),
     postalAddress: fill(emailContent.postalAddress),
     registration: registration!,

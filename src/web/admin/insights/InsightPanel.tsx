@@ -81,9 +81,48 @@ function InsightBody({ data, filter, onFilter }: { data: WaitlistInsights; filte
           ))}
         </div>
         <StatusList data={data} active={filter.status} onFilter={onFilter} />
+        {data.amounts && <AmountSums amounts={data.amounts} />}
         <ScreeningTable screening={data.screening} from={filter.from} to={filter.to} />
       </div>
     </>
+  );
+}
+
+const usd = (n: number) => `$${n.toLocaleString('en-US')}`;
+
+/** An offering list's non-binding intended amounts by band (issue 31): how many, and their sum at the bands' ends. */
+function AmountSums({ amounts }: { amounts: NonNullable<WaitlistInsights['amounts']> }) {
+  const min = amounts.reduce((sum, a) => sum + a.min, 0);
+  const max = amounts.some((a) => a.max === null) ? null : amounts.reduce((sum, a) => sum + (a.max ?? 0), 0);
+  return (
+    <div className="mt-8">
+      <h3 className="text-sm font-semibold text-white">Intended amounts (non-binding)</h3>
+      <table className="mt-2 w-full max-w-xl text-left text-sm text-slate-200">
+        <thead>
+          <tr className="text-xs text-slate-400 uppercase">
+            <th scope="col" className="py-1 pr-3">Band</th>
+            <th scope="col" className="py-1 pr-3">Indications</th>
+            <th scope="col" className="py-1">Sum at the band's ends</th>
+          </tr>
+        </thead>
+        <tbody>
+          {amounts.map((a) => (
+            <tr key={a.key}>
+              <td className="py-1 pr-3">{a.label}</td>
+              <td className="py-1 pr-3">{a.count}</td>
+              <td className="py-1">{a.max === null ? `${usd(a.min)} or more` : `${usd(a.min)} to ${usd(a.max)}`}</td>
+            </tr>
+          ))}
+        </tbody>
+        <tfoot>
+          <tr className="font-medium text-white">
+            <td className="py-1 pr-3">All bands</td>
+            <td className="py-1 pr-3">{amounts.reduce((sum, a) => sum + a.count, 0)}</td>
+            <td className="py-1">{max === null ? `${usd(min)} or more` : `${usd(min)} to ${usd(max)}`}</td>
+          </tr>
+        </tfoot>
+      </table>
+    </div>
   );
 }
 

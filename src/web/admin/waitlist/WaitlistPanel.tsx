@@ -36,10 +36,12 @@ export interface WaitlistPanelProps {
   onFirstPageSettled: () => void;
   /** A view's first page has arrived, before it is rendered. */
   onFirstPage: (filter: WaitlistFilter) => void;
+  /** An offering list's view (issue 31): the table's Intended amount column. */
+  amountLabel?: ((key: string | null | undefined) => string) | undefined;
 }
 
 /** The waitlist: its counts, actions, filters and table, kept current by live updates. */
-export function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, rights, onMailChanged, onLiveUpdate, onFirstPageSettled, onFirstPage }: WaitlistPanelProps) {
+export function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabled, rights, onMailChanged, onLiveUpdate, onFirstPageSettled, onFirstPage, amountLabel }: WaitlistPanelProps) {
   const { selection, version } = useSelection();
   const mailOffId = useId();
   const headingRef = useRef<HTMLHeadingElement>(null);
@@ -60,10 +62,10 @@ export function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabl
   const viewKey = filterKey(filter);
   useEffect(() => selection.clear(), [viewKey, selection]);
 
-  const liveStatus = useLiveRows(waitlist, onLiveUpdate, onAccessError);
+  const liveStatus = useLiveRows(waitlist, onLiveUpdate, onAccessError, filter.list);
   const deletion = useDeleteSelected(selection, waitlist, onAccessError);
   const invite = useInviteSelected(selection, waitlist, { filter, mailEnabled, onMailChanged, onAccessError });
-  const exports = useExport(selection, onAccessError);
+  const exports = useExport(selection, onAccessError, filter.list);
 
   // Every loaded row was deleted but more are on the server: fetch them (the table that asks is gone).
   useEffect(() => {
@@ -126,6 +128,7 @@ export function WaitlistPanel({ filter, onFilterChange, onAccessError, mailEnabl
           onNearEnd={loadMore}
           invitedAt={invitedAt}
           invitedVersion={invitedVersion}
+          amountLabel={amountLabel}
         />
       </div>
     );

@@ -37,6 +37,8 @@ export interface WaitlistTableProps {
   invitedAt: (id: string) => string | undefined;
   /** Changes whenever rows are marked invited. */
   invitedVersion: number;
+  /** An offering list's view (issue 31): the Intended amount column, each band key's label. */
+  amountLabel?: ((key: string | null | undefined) => string) | undefined;
 }
 
 /**
@@ -55,6 +57,7 @@ export const WaitlistTable = memo(function WaitlistTable({
   hasMore,
   onNearEnd,
   invitedAt,
+  amountLabel,
 }: WaitlistTableProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   /** Index of the row that holds focus, kept rendered so Tab order survives scrolling. */
@@ -133,6 +136,7 @@ export const WaitlistTable = memo(function WaitlistTable({
         onToggle={onToggleRow}
         status={shown.status}
         statusSince={shown.since}
+        amount={amountLabel ? amountLabel((entry as { intended_amount?: string | null }).intended_amount) : null}
       />,
     );
     cursor = item.end;
@@ -160,6 +164,7 @@ export const WaitlistTable = memo(function WaitlistTable({
           <col />
           <col className="w-36" />
           <col className="w-[13%]" />
+          {amountLabel && <col className="w-[14%]" />}
         </colgroup>
         <thead>
           <tr aria-rowindex={1} style={{ height: HEADER_HEIGHT }}>
@@ -174,6 +179,11 @@ export const WaitlistTable = memo(function WaitlistTable({
             <th scope="col" className={headerCell}>Location</th>
             <th scope="col" className={headerCell}>{statusTexts.column}</th>
             <th scope="col" className={headerCell}>{sourceTexts.column}</th>
+            {amountLabel && (
+              <th scope="col" className={headerCell}>
+                Intended amount
+              </th>
+            )}
           </tr>
         </thead>
         <tbody onFocus={onFocusRow} onBlur={onBlurRow}>
@@ -192,7 +202,7 @@ const checkboxCell = 'border-b border-white/5 px-3';
 function SpacerRow({ height }: { height: number }) {
   return (
     <tr aria-hidden="true">
-      <td colSpan={7} style={{ height, padding: 0, border: 0 }} />
+      <td colSpan={8} style={{ height, padding: 0, border: 0 }} />
     </tr>
   );
 }
@@ -205,9 +215,11 @@ interface WaitlistTableRowProps {
   /** The Status column's value (the row's own, or 'invited' once the page invited it). */
   status: EntryStatus;
   statusSince: string | null;
+  /** An offering list's row: its intended amount's label ('' for none); null on the portal's. */
+  amount: string | null;
 }
 
-const WaitlistTableRow = memo(function WaitlistTableRow({ entry, index, selected, onToggle, status, statusSince }: WaitlistTableRowProps) {
+const WaitlistTableRow = memo(function WaitlistTableRow({ entry, index, selected, onToggle, status, statusSince, amount }: WaitlistTableRowProps) {
   const dateJoined = formatDateJoined(entry.created_at);
   const ip = formatIpAddress(entry.ip_address);
   const location = formatLocation(entry);
@@ -243,6 +255,7 @@ const WaitlistTableRow = memo(function WaitlistTableRow({ entry, index, selected
       <td className={`${bodyCell} text-slate-300`} title={sourceTexts.tooltip(entry)}>
         {formatSource(entry.source)}
       </td>
+      {amount !== null && <td className={`${bodyCell} text-slate-300`}>{amount || '—'}</td>}
     </tr>
   );
 });

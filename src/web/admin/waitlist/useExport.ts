@@ -19,7 +19,7 @@ export interface WaitlistExport {
 }
 
 /** Export All and Export Selected: a CSV file the browser downloads itself (see downloadExport). */
-export function useExport(selection: Selection, onAccessError: (error: unknown) => boolean): WaitlistExport {
+export function useExport(selection: Selection, onAccessError: (error: unknown) => boolean, list?: string | undefined): WaitlistExport {
   const [exporting, setExporting] = useState<ExportKind | null>(null);
   const [withAttribution, setWithAttribution] = useState(false);
   // An export still asking how its download goes stops asking when the page goes away.
@@ -27,7 +27,8 @@ export function useExport(selection: Selection, onAccessError: (error: unknown) 
   useEffect(() => () => exportAbort.current?.abort(), []);
 
   async function runExport(kind: ExportKind) {
-    let body: ExportRequest = {};
+    // Export All of an offering list (issue 31) is its whole list; named ids say their list for the file's columns.
+    let body: ExportRequest = list ? { filter: { list } } : {};
     if (kind === 'selected') {
       if (selection.size === 0) {
         notifyError(waitlistToasts.noSelectionExport);
@@ -38,7 +39,7 @@ export function useExport(selection: Selection, onAccessError: (error: unknown) 
         notifyError(waitlistToasts.exportTooMany(ADMIN_MAX_IDS));
         return;
       }
-      body = request;
+      body = 'ids' in request && list ? { ...request, list } : request;
     }
     setExporting(kind);
     try {

@@ -1,5 +1,5 @@
 import { useCallback, useMemo } from 'react';
-import { compactFilter, filterFromSearchParams, filterToSearchParams, FILTER_KEYS, type WaitlistFilter } from '../../../shared/admin/waitlist-filter.js';
+import { compactFilter, filterFromSearchParams, filterToSearchParams, FILTER_KEYS, LIST_KEY, type WaitlistFilter } from '../../../shared/admin/waitlist-filter.js';
 import { useLocation, useNavigate } from '../../site/router.js';
 
 /** A stable text for a filter: equal filters give equal keys (for memo and effect dependencies). */
@@ -13,7 +13,7 @@ export function filterKey(filter: WaitlistFilter): string {
  */
 export function searchWithFilter(search: string, filter: WaitlistFilter): string {
   const params = new URLSearchParams(search);
-  for (const key of FILTER_KEYS) params.delete(key);
+  for (const key of [...FILTER_KEYS, LIST_KEY]) params.delete(key);
   const query = filterToSearchParams(compactFilter(filter), params).toString();
   return query ? `?${query}` : '';
 }

@@ -13,11 +13,14 @@ export function useLiveRows(
   waitlist: Pick<UseWaitlist, 'addLive' | 'refreshCounts'>,
   onLiveUpdate: () => void,
   onAccessError: (error: unknown) => boolean,
+  /** The list shown (issue 31): another list's signups are not this view's. */
+  list?: string | undefined,
 ): LiveStatus {
   const recountTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useEffect(() => () => clearTimeout(recountTimer.current), []);
   return useLiveWaitlist({
-    onSignup: (signups) => {
+    onSignup: (signups, signupList) => {
+      if ((signupList ?? undefined) !== (list ?? undefined)) return;
       waitlist.addLive(signups);
       onLiveUpdate();
     },

@@ -10,7 +10,7 @@ type ChangeReason = Extract<WaitlistEvent, { type: 'change' }>['data']['reason']
 
 export interface LiveHandlers {
   /** New entries, newest first. */
-  onSignup: (entries: WaitlistEntry[]) => void;
+  onSignup: (entries: WaitlistEntry[], list?: string | undefined) => void;
   /** Entries changed elsewhere: counts and panels are stale. */
   onChange: (reason: ChangeReason) => void;
   /** The stream is open again after a drop: events may have been missed meanwhile. */
@@ -92,7 +92,7 @@ export function useLiveWaitlist(handlers: LiveHandlers): LiveStatus {
               setStatus('live');
               if (opened) onReconnected();
               opened = true;
-            } else if (event.type === 'signup') onSignup(event.data.entries);
+            } else if (event.type === 'signup') onSignup(event.data.entries, event.data.list);
             else onChange(event.data.reason);
           },
         });

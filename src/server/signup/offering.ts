@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import { isDatabaseUnavailable, isPostgres } from '../db/database.js';
+import type { ListRecord } from '../db/lists.js';
+import type { Database } from '../db/schema.js';
+import { toWaitlistEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
+import { normalizeIp } from '../geolocation/ip.js';
+import { mailClientKey } from '../mail/index.js';
+import { confirmationMail, isSuppressed, queueRequired, welcomeMail } from '../consent/index.js';
+import { entryLocation, NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
+import type { Attribution } from '../../shared/waitlist/attribution.js';
+import { locate, signupError, signupUnavailable, type SignupDeps, type SignupOutcome } from './service.js';
+
+/**
+ * A signup to an offering list (issue 31, decision 063): the same entry, statuses, consent record
+ * and e-mails as the portal's, stored under the list's id with its non-binding intended amount.
+ * Written in a transaction of its own (not the portal's group commit: an offering list's signups
+ * are few, and the portal's path stays as it was).
+ *
+ * - New to this list: `joined`, or `pending` with the confirmation queued (SIGNUP_CONFIRMATION); the
+ *   welcome with MAIL_WELCOME=on. The address may be on any other list: each list is its own.
+ * - Known on this list: pending gets its confirmation again (at most once per resend interval);
+ *   unsubscribed stays unsubscribed (answered as a new signup, nothing sent: it left this list);
+ *   any other status is `already_registered`, as on the portal's.
+ * - An address its owner erased (the suppression list) is not stored; the answer is a new signup's.
+ */
+export async function signUpToOffering(
+  deps: Omit<SignupDeps, 'batcher'>,
+  list: ListRecord,
+  email: string,
+  ip: string | undefined,
+  attribution: Attribution,
+  intendedAmount: string | null,
+): Promise<SignupOutcome> {
+  const ipAddress = normalizeIp(ip);
+  const location = await locate(deps.geolocator, ipAddress, deps.log);
+  const now = (deps.now ?? (() => new Date()))();
+  const at = now.toISOString();
+  const confirm = deps.consent.confirmation === 'required';
+  if (confirm && !deps.mail.enabled) throw new Error('e-mail is off (no SMTP_URL): cannot queue the confirmation e-mail');
+  const entry: WaitlistEntry = {
+    id: randomUUID(),
+    email,
+    created_at: at,
+    ip_address: ipAddress,
+    ...entryLocation(location),
+    ...NO_CONSENT_RECORD,
+    ...attribution,
+    status: confirm ? 'pending' : 'joined',
+    consent_version: deps.consentVersion,
+    consent_record: deps.consentRecord,
+    confirmation_sent_at: confirm ? at : null,
+  };
+  const client = mailClientKey(deps.box, ipAddress);
+  const answer = { id: entry.id, status: confirm ? 'pending' : 'joined' } as const;
+  try {
+    return await deps.db.transaction().execute(async (trx) => {
+      if (await isSuppressed(trx, deps.box, email)) return { ...answer, created: false, held: true };
+      const inserted = await trx
+        .insertInto('waitlist')
+        .values({ ...entry, list_id: list.id, intended_amount: intendedAmount })
+        .onConflict((oc) => oc.doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) {
+        if (confirm) await queueRequired(deps.mail, trx, confirmationMail(entry, client));
+        else if (deps.consent.welcome && deps.mail.enabled) await deps.mail.enqueue(trx, welcomeMail(entry));
+        return { ...answer, created: true };
+      }
+      const known = await lockListEntry(trx, list.id, email);
+      if (!known) throw signupError('already_registered');
+      if (known.status === 'unsubscribed') return { ...answer, created: false, held: true };
+      if (known.status !== 'pending') throw signupError('already_registered');
+      const sentAt = known.confirmation_sent_at === null ? 0 : Date.parse(known.confirmation_sent_at);
+      if (confirm && now.getTime() - sentAt >= deps.consent.confirmationResendSeconds * 1000) {
+        await trx.updateTable('waitlist').set({ confirmation_sent_at: at }).where('id', '=', known.id).execute();
+        await queueRequired(deps.mail, trx, confirmationMail(known, client));
+      }
+      return { id: known.id, status: 'pending', created: false };
+    });
+  } catch (err) {
+    if (isDatabaseUnavailable(err)) throw signupUnavailable();
+    throw err;
+  }
+}
+
+/** An offering list's entry by address, locked until the transaction ends on PostgreSQL. */
+async function lockListEntry(trx: Kysely<Database>, listId: number, email: string): Promise<WaitlistEntry | undefined> {
+  const row = await trx
+    .selectFrom('waitlist')
+    .select(WAITLIST_COLUMNS)
+    .where('list_id', '=', listId)
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .$if(isPostgres(trx), (qb) => qb.forUpdate())
+    .executeTakeFirst();
+  return row ? toWaitlistEntry(row) : undefined;
+}
