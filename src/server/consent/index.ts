@@ -7,5 +7,5 @@
 export { confirmationMail, queueRequired, welcomeMail, type MailQueue } from './mail.js';
 export { waitlistEmailMessage } from './emails/messages.js';
 export { isSuppressed, suppressionHash, type SuppressionBox } from './suppression.js';
-export { RECORDED_EMAIL_TEMPLATES, renderWaitlistEmailForRecords, WAITLIST_EMAIL_TEMPLATES, type RecordedEmailTemplate, type WaitlistEmailTemplate } from './emails/index.js';
+export { RECORDED_EMAIL_TEMPLATES, recordedEmailText, renderWaitlistEmailForRecords, WAITLIST_EMAIL_TEMPLATES, type RecordedEmailTemplate, type WaitlistEmailTemplate } from './emails/index.js';
 export { holdReturningAddress, type HoldReason } from './restore.js';

@@ -27,7 +27,7 @@ export const RECORD_KINDS = ['page', 'statement', 'legends', 'email'] as const;
 export type RecordKind = (typeof RECORD_KINDS)[number];
 
 /** A version's id: `<kind>:<name>@<16 hex of its SHA-256>`. */
-export const RECORD_VERSION_ID_PATTERN = '^(page|statement|legends|email):[A-Za-z0-9._-]{1,64}@[0-9a-f]{16}$';
+export const RECORD_VERSION_ID_PATTERN = '^(page|statement|legends|email):[A-Za-z0-9._/-]{1,128}@[0-9a-f]{16}$';
 
 export const recordVersionSummarySchema = z.object({
   id: z.string(),

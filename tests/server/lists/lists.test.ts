@@ -7,6 +7,7 @@ import { createLinkToken } from '../../../src/server/consent/links.js';
 import { siteContent } from '../../../src/shared/site/content.js';
 import { amountBands, offeringContent, offeringPath, TESTING_THE_WATERS_STATEMENTS } from '../../../src/shared/lists/contract.js';
 import { ADMIN_LISTS_PATH } from '../../../src/shared/admin/lists-api.js';
+import { ADMIN_RECORD_VERSIONS_PATH } from '../../../src/shared/admin/records-api.js';
 import { ADMIN_EXPORT_PATH, ADMIN_INSIGHTS_PATH, ADMIN_WAITLIST_PATH } from '../../../src/shared/admin/waitlist-api.js';
 import { PREFERENCES_API_PATH, UNSUBSCRIBE_ALL_API_PATH, UNSUBSCRIBE_API_PATH } from '../../../src/shared/waitlist/consent-contract.js';
 import { TEST_DIALECTS, type TestDialect } from '../../support/databases.js';
@@ -144,6 +145,20 @@ describe.each(TEST_DIALECTS)('offering lists (%s)', (dialect: TestDialect) => {
     }
     // The portal's confirmation is as it always was: no statement of an offering.
     expect(mailParts(portalMails[0]!).text).not.toContain(TESTING_THE_WATERS_STATEMENTS[0]);
+    // The records keep each send with the text it was sent from: the offering's own, statements and all.
+    const sentFrom = async (mail: (typeof mails.messages)[number]) => {
+      const send = await t.app.database.db.selectFrom('records_mail_sends').select('version_id').where('message_id', '=', mail.header('message-id')!).executeTakeFirstOrThrow();
+      const res = await admin(t, token, `${ADMIN_RECORD_VERSIONS_PATH}/${encodeURIComponent(send.version_id)}`);
+      expect(res.statusCode).toBe(200);
+      return res.json() as { name: string; parts: Record<string, string> };
+    };
+    for (const mail of offeringMails) {
+      const version = await sentFrom(mail);
+      expect(version.name).toMatch(/^offerings\/acme-robotics\/(confirmation|welcome|invite)$/);
+      expect(version.parts['subject.txt']).toBe(`${mail.header('subject')}\n`);
+      for (const statement of TESTING_THE_WATERS_STATEMENTS) expect(version.parts['body.txt']!.replace(/\s+/g, ' ')).toContain(statement);
+    }
+    expect((await sentFrom(portalMails[0]!)).name).toBe('confirmation');
 
     const manage = createLinkToken(t.app.secretBox, { entryId: offering!.id, purpose: 'manage', expiresAt: Math.floor(Date.now() / 1000) + 3600 });
     const view = await t.app.inject({ method: 'POST', url: PREFERENCES_API_PATH, payload: { token: manage } });

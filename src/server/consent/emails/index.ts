@@ -13,7 +13,9 @@ import {
   PREFERENCES_PAGE_PATH,
   type LinkPurpose,
 } from '../../../shared/waitlist/consent-contract.js';
-import { findEmailRecipient } from './recipient.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { findEmailRecipient, type EmailRecipient } from './recipient.js';
 import { registerRestoreEmail } from '../restore.js';
 import type * as RenderModule from './render.js';
 import { fill, offeringWords, WAITLIST_EMAIL_TEMPLATES, waitlistEmailSubject, type EmailOffering, type RecordedEmailTemplate, type WaitlistEmailTemplate } from './words.js';
@@ -75,6 +77,28 @@ async function renderBodies(template: WaitlistEmailTemplate, inputs: TemplateInp
   }
 }
 
+/** An offering list's entry (issue 31): its e-mails name the issuer and carry the statements; the portal's none. */
+function offeringOf(entry: EmailRecipient): EmailOffering | undefined {
+  return entry.listKind === 'portal' ? undefined : { issuer: entry.listName, statements: listStatements(entry.listKind), url: offeringPath(entry.listSlug) };
+}
+
+/**
+ * Which text an e-mail to `entryId` was sent from, for the records: the template as the portal's
+ * list sends it (`key` the template's name), or as an offering list's (`key` is `offerings/SLUG/template`, and
+ * `offering` is what renderWaitlistEmailForRecords renders it with). Undefined when the entry is gone.
+ */
+export async function recordedEmailText(
+  db: Kysely<Database>,
+  template: RecordedEmailTemplate,
+  entryId: string | null,
+): Promise<{ key: string; offering?: EmailOffering } | undefined> {
+  if (template === 'restore' || template === 'erasure' || entryId === null) return { key: template };
+  const entry = await findEmailRecipient(db, entryId);
+  if (!entry) return undefined;
+  const offering = offeringOf(entry);
+  return offering ? { key: `offerings/${entry.listSlug}/${template}`, offering } : { key: template };
+}
+
 /** Stands for each recipient's own signed token in a template's archived version (src/server/records). */
 export const RECIPIENT_TOKEN_PLACEHOLDER = '{recipient-token}';
 
@@ -87,6 +111,7 @@ export const RECIPIENT_TOKEN_PLACEHOLDER = '{recipient-token}';
 export async function renderWaitlistEmailForRecords(
   template: RecordedEmailTemplate,
   settings: { publicUrl: string; confirmationLinkTtlSeconds: number },
+  offering?: EmailOffering,
 ): Promise<{ subject: string; text: string; html: string }> {
   const placeholder = (path: string) => `${new URL(path, settings.publicUrl).toString()}?${LINK_TOKEN_PARAM}=${RECIPIENT_TOKEN_PLACEHOLDER}`;
   if (template === 'restore') {
@@ -95,12 +120,14 @@ export async function renderWaitlistEmailForRecords(
     return { subject: fill(emailContent.restore.subject), text: restore.text, html: restore.html };
   }
   const bodies = await renderBodies(template, {
+    offering: template === 'erasure' ? undefined : offering,
     manage: placeholder(PREFERENCES_PAGE_PATH),
     confirm: () => placeholder(CONFIRM_PAGE_PATH),
     erase: () => placeholder(ERASE_PAGE_PATH),
     ...settings,
   });
-  return { subject: waitlistEmailSubject(template), text: bodies.text, html: bodies.html };
+  const subject = offering && template !== 'erasure' ? offeringWords(template, offering).subject : waitlistEmailSubject(template);
+  return { subject, text: bodies.text, html: bodies.html };
 }
 
 /** By app.mail: the same object in every plugin scope of one app. */
@@ -134,8 +161,7 @@ export function registerWaitlistEmails(app: FastifyInstance): void {
       const link = (path: string, purpose: LinkPurpose, ttlSeconds: number) =>
         linkUrl(publicUrl, path, createLinkToken(app.secretBox, { entryId: entry.id, purpose, expiresAt: now + ttlSeconds }));
       const manageUrl = link(PREFERENCES_PAGE_PATH, 'manage', MANAGE_LINK_TTL_SECONDS);
-      // An offering list's entry (issue 31): its e-mails name the issuer and carry the statements.
-      const offering = entry.listKind === 'portal' || template === 'erasure' ? undefined : { issuer: entry.listName, statements: listStatements(entry.listKind), url: offeringPath(entry.listSlug) };
+      const offering = template === 'erasure' ? undefined : offeringOf(entry);
       const bodies = await renderBodies(template, {
         offering,
         manage: manageUrl,
