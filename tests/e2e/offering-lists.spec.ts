@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { expect, test } from './fixtures.js';
-import { expectNoAxeViolations } from './mfa-helpers.js';
+import { expectNoAxeViolations, screenshotView } from './mfa-helpers.js';
 import { TESTING_THE_WATERS_STATEMENTS } from '../../src/shared/lists/contract.js';
 
 /**
@@ -45,6 +45,7 @@ for (const width of [1280, 390]) {
     const statements = offer.getByRole('complementary', { name: 'Testing the waters: please read' });
     for (const statement of TESTING_THE_WATERS_STATEMENTS) await expect(statements).toContainText(statement);
     await expect(offer.getByRole('group', { name: 'Intended amount (optional, non-binding)' })).toBeVisible();
+    await screenshotView(offer, 'offering-page');
     // axe runs as a script: the same page in a context that runs scripts (the page has none of its own).
     const checker = await browser.newContext({ viewport: { width, height: 900 } });
     const checked = await checker.newPage();
@@ -56,6 +57,7 @@ for (const width of [1280, 390]) {
     await offer.getByRole('radio', { name: '$1,000 to $5,000' }).check();
     await offer.getByRole('button', { name: 'Indicate interest' }).click();
     await expect(offer.getByRole('status')).toContainText(`Your indication of interest in ${name} is recorded.`);
+    await screenshotView(offer, 'offering-page-recorded');
     await visitor.close();
 
     // The admin's table of that list: the entry with its band.
@@ -67,6 +69,7 @@ for (const width of [1280, 390]) {
     // The insight panel sums the list's non-binding amounts by band.
     const sums = page.getByRole('table').filter({ has: page.getByRole('columnheader', { name: "Sum at the band's ends" }) });
     await expect(sums.getByRole('row', { name: /\$1,000 to \$5,000 1 \$1,000 to \$5,000/ })).toBeVisible();
+    await screenshotView(page, 'admin-offering-list');
 
     const download = page.waitForEvent('download');
     await page.getByRole('button', { name: 'Export All' }).click();

@@ -46,7 +46,7 @@ function amountFieldset(list: ListRecord): string {
 
 function form(list: ListRecord): string {
   const { form: words } = offeringContent;
-  return `<form action="${SIGNUP_PATH}" method="post" class="text-left" aria-describedby="offering-statements"><input type="hidden" name="${LIST_FIELD}" value="${e(list.slug)}"><label for="offering-email" class="mb-2 block text-sm font-medium text-slate-200">${e(words.label)}</label><input id="offering-email" type="email" name="email" required autocomplete="email" inputmode="email" spellcheck="false" maxlength="${MAX_EMAIL_LENGTH}" placeholder="${e(words.placeholder)}" class="${INPUT}"><div aria-hidden="true" class="absolute -left-[10000px] top-auto size-px overflow-hidden"><label>${e(siteContent.honeypotLabel)}<input type="text" tabindex="-1" autocomplete="off" name="${HONEYPOT_FIELD}" value=""></label></div>${amountFieldset(list)}<button type="submit" class="mt-6 ${BUTTON}">${e(words.submit)}</button></form>`;
+  return `<form action="${SIGNUP_PATH}" method="post" class="text-left md:order-first" aria-describedby="offering-statements"><input type="hidden" name="${LIST_FIELD}" value="${e(list.slug)}"><label for="offering-email" class="mb-2 block text-sm font-medium text-slate-200">${e(words.label)}</label><input id="offering-email" type="email" name="email" required autocomplete="email" inputmode="email" spellcheck="false" maxlength="${MAX_EMAIL_LENGTH}" placeholder="${e(words.placeholder)}" class="${INPUT}"><div aria-hidden="true" class="absolute -left-[10000px] top-auto size-px overflow-hidden"><label>${e(siteContent.honeypotLabel)}<input type="text" tabindex="-1" autocomplete="off" name="${HONEYPOT_FIELD}" value=""></label></div>${amountFieldset(list)}<button type="submit" class="mt-6 ${BUTTON}">${e(words.submit)}</button></form>`;
 }
 
 function notice(title: string, message: string, role: 'status' | 'alert'): string {
@@ -64,7 +64,9 @@ export function offeringMain(list: ListRecord, result: OfferingResult): string {
   if (list.state === 'closed') parts.push(notice(fill(offeringContent.closed.title), fill(offeringContent.closed.message), 'status'));
   else if (result) parts.push(notice(fill(offeringContent[result].title), fill(offeringContent[result].message), 'status'));
   const side = statements(list);
-  const body = list.state === 'open' ? `<div class="mt-8 grid items-start gap-8 md:grid-cols-2">${form(list)}${side}</div>` : `<div class="mt-8">${side}</div>`;
+  // The statements come first (read before the button, on a phone too, and by a screen reader); from
+  // md up the form takes the left column beside them.
+  const body = list.state === 'open' ? `<div class="mt-8 grid items-start gap-8 md:grid-cols-2">${side}${form(list)}</div>` : `<div class="mt-8">${side}</div>`;
   return `<section class="mx-auto w-full max-w-4xl flex-1 px-5 py-12 sm:px-8">${parts.join('')}${body}</section>`;
 }
 
