@@ -67,10 +67,11 @@ describe.each(TEST_DIALECTS)('offering lists (%s)', (dialect: TestDialect) => {
     const html = page.body;
     expect(html).toContain('Acme &lt;Robotics&gt;');
     expect(html).toContain('Robots &amp; more.');
-    // Each statement, beside the form (the form and the statements share one grid), escaped as HTML.
+    // Each statement, beside the form (the form and the statements share one grid), escaped as HTML,
+    // and before it in the page: read before the button, on a phone and by a screen reader.
     const escape = (s: string) => s.replace(/'/g, '&#39;');
     for (const statement of TESTING_THE_WATERS_STATEMENTS) expect(html).toContain(escape(statement));
-    expect(html.indexOf('<form')).toBeLessThan(html.indexOf('offering-statements-heading'));
+    expect(html.indexOf('offering-statements-heading')).toBeLessThan(html.indexOf('<form'));
     expect(html).not.toMatch(/<script/i);
     // The amount: the bands, labelled non-binding, with the note and the link to the educational materials.
     for (const band of amountBands(BANDS)) expect(html).toContain(`value="${band.key}"`);
