@@ -159,7 +159,7 @@ type Sampler = ReturnType<typeof memorySampler>;
 type PgSampler = ReturnType<typeof postgresCpuSampler> | null;
 
 /** Runs `load` while reading the server's CPU (and PostgreSQL's) around it. */
-async function measured<T>(server: ServerProcess, sampler: Sampler, pg: PgSampler, load: () => Promise<T>): Promise<T & { serverCpuSeconds: number; postgres: PostgresCpu | null }> {
+async function withCpu<T>(server: ServerProcess, sampler: Sampler, pg: PgSampler, load: () => Promise<T>): Promise<T & { serverCpuSeconds: number; postgres: PostgresCpu | null }> {
   sampler.open();
   pg?.open();
   const cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
@@ -172,7 +172,7 @@ async function measured<T>(server: ServerProcess, sampler: Sampler, pg: PgSample
 
 async function phase(generator: Generator, server: ServerProcess, sampler: Sampler, pg: PgSampler, seconds: number, record: boolean, withRefusedSignIns = false): Promise<Phase> {
   if (withRefusedSignIns) refused?.start(server.port);
-  const result = await measured(server, sampler, pg, () => generator.run(server.port, seconds, record));
+  const result = await withCpu(server, sampler, pg, () => generator.run(server.port, seconds, record));
   await refused?.stop();
   return result;
 }
@@ -284,7 +284,7 @@ async function benchDatabase(generator: Generator, spec: string): Promise<{ rows
     if (options.rate > 0) {
       for (const [name, server, memory, sampler] of [['product', product, productMemory, pg], ['floor', floor, floorMemory, null]] as const) {
         process.stdout.write(`, ${name} at ${fmt(options.rate)}/s for ${options.rateSeconds} s`);
-        const result = await measured(server, memory, sampler, () => generator.open(server.port, options.rateSeconds, options.rate, name === 'product'));
+        const result = await withCpu(server, memory, sampler, () => generator.open(server.port, options.rateSeconds, options.rate, name === 'product'));
         openRows.push({ database: target.label, server: name, rate: options.rate, seconds: options.rateSeconds, result, serverCpuSeconds: result.serverCpuSeconds, postgres: result.postgres, peakRssMb: memory.peak / 2 ** 20, loadRssMb: memory.underLoad / 2 ** 20 });
       }
     }
@@ -322,10 +322,16 @@ async function profileDatabase(generator: Generator, spec: string): Promise<{ te
   try {
     product = await startProduct(target, ['--cpu-prof', '--cpu-prof-dir', profileDir]);
     const memory = memorySampler(product.pid);
-    process.stdout.write(`${target.label}: warm-up ${options.warmup} s, profiled load ${options.profileSeconds} s\n`);
+    // With --rate given, the profiled load is the open loop at that rate (a quiet server's costs), else the closed loop.
+    const rate = flags.rate !== undefined ? options.rate : 0;
+    const load = rate > 0 ? `${fmt(rate)} signups/s (open loop)` : `${options.connections} connections`;
+    process.stdout.write(`${target.label}: warm-up ${options.warmup} s, profiled load ${options.profileSeconds} s at ${load}\n`);
     await phase(generator, product, memory, null, options.warmup, true);
     const from = Number(process.hrtime.bigint() / 1000n);
-    const measured = await phase(generator, product, memory, null, options.profileSeconds, true);
+    const measured =
+      rate > 0
+        ? await withCpu(product, memory, null, () => generator.open(product!.port, options.profileSeconds, rate, true))
+        : await phase(generator, product, memory, null, options.profileSeconds, true);
     const to = Number(process.hrtime.bigint() / 1000n);
     memory.stop();
     // SIGTERM: the server shuts down cleanly and Node writes the profile on exit.
