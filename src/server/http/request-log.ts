@@ -64,7 +64,7 @@ export const LOG_FLUSH_MS = 100;
 /**
  * The production server's log destination (serve.ts): standard output, written in blocks of about
  * LOG_BLOCK_BYTES (some 15 request lines) or every LOG_FLUSH_MS, instead of a write(2) per line
- * (decision 069: at 1,000 signups/s, a thousand system calls a second for the request log alone).
+ * (issue 33: at 1,000 signups/s, a thousand system calls a second for the request log alone).
  * Whatever is pending is written when the process exits (process.exit included); a SIGKILL loses at
  * most the last LOG_FLUSH_MS of lines. The signups themselves never depend on the log.
  */
