@@ -12,6 +12,17 @@
  * connection. Memory is read from /proc/<pid>/status every 100 ms (VmHWM: the peak over the
  * process's life, start-up included; VmRSS: the highest seen under load).
  *
+ * After the closed-loop rounds both are loaded in turn at a steady rate (open loop, --rate, 1,000/s
+ * for 60 s by default; lib/open-loop.ts): p50/p99/max from when each request was due, the answers
+ * over 50 ms. Each server's CPU is read from /proc (utime + stime of all its threads) around every
+ * phase and given per answered request, beside the floor's, as a ratio (issue 33); on PostgreSQL
+ * the CPU of the scratch database's backends and of the server's background writers is read the
+ * same way and printed beside it.
+ *
+ * The address screening is on, as in production (issue 28): the throwaway list, and the MX check
+ * asking a DNS server this script runs on 127.0.0.1 (answering every name with an MX; its answer time
+ * is printed in the header); --no-screening turns both off.
+ *
  * After the run the product is killed (SIGKILL, as a crash) and every address it acknowledged with
  * 201 must be in the database; the run fails loudly otherwise.
  *
@@ -41,19 +52,17 @@
  *                                       one keep-alive connection; lib/refused-sign-ins.ts): rounds of
  *                                       product, product + refused sign-ins, floor, so the two product rows
  *                                       see the same machine; the table gets a row for each.
- *   --screening / BENCH_SCREENING=1     each round also loads a second product with the address screening on
- *                                       (issue 28: the throwaway list, and the MX check against a DNS server
- *                                       this script runs on 127.0.0.1, answering every name with an MX):
- *                                       rounds of product (screening off), product + screening, floor; the
- *                                       table gets a row for each. The plain product runs with it off.
+ *   --rate / BENCH_RATE (1000)          the open-loop phases' signups/s (0: none)
+ *   --rate-seconds / BENCH_RATE_SECONDS (60)  their length
+ *   --no-screening / BENCH_SCREENING=0  the product without the address screening (the throwaway list and
+ *                                       the MX check against the bench's own DNS server are on otherwise)
  *   --email-domains / BENCH_EMAIL_DOMAINS (0)
  *                                       spreads the addresses over N domains (d<i>.example.com), or `fresh`:
  *                                       a domain of its own per signup, so each one asks DNS (the MX
  *                                       check's worst case); 0: all at example.com (one query, then cached)
  *   --json FILE                         also write the results as JSON
  * Other environment variables reach the product unchanged (REDIS_URL=… benchmarks Redis counters).
- * The product runs with SIGNUP_CHECK_MX=off and SIGNUP_BLOCK_DISPOSABLE=off unless --screening
- * asks for its row: a bench never depends on the network's DNS.
+ * The product's DNS is always the bench's own server: a bench never depends on the network's DNS.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -65,12 +74,11 @@ import { benchNumber, parseEmailDomains } from './lib/addresses.js';
 import { screeningDns, type ScreeningDns } from './lib/screening-dns.js';
 import { transpileFiles } from './lib/compile.js';
 import { formatSummary, summarizeCpuProfile, type CpuProfile } from './lib/cpu-profile.js';
-import { emptyHistogram, mergeHistograms, quantileMs } from './lib/histogram.js';
-import type { PhaseResult } from './lib/load-generator.js';
+import { printOpenTable, printTable, summarize, type OpenRow, type Phase, type PostgresCpu, type Row } from './lib/signup-report.js';
 import { databaseSpecs, fmt, gitDescription, numberOption, otherStatuses, prepareTarget, removeWorkDir, startGenerator, type Generator, type Target } from './lib/harness.js';
 import { sqliteCommitRate } from './lib/disk.js';
 import { refusedSignIns } from './lib/refused-sign-ins.js';
-import { cpuPressure, cpuSeconds, fileSystemType, machineDescription, memorySampler } from './lib/proc.js';
+import { cpuPressure, cpuSeconds, fileSystemType, machineDescription, memorySampler, postgresCpuSampler } from './lib/proc.js';
 import {
   freePort,
   startServer,
@@ -97,7 +105,9 @@ const { values: flags } = parseArgs({
     json: { type: 'string' },
     label: { type: 'string' },
     'refused-sign-ins': { type: 'boolean' },
-    screening: { type: 'boolean' },
+    'no-screening': { type: 'boolean' },
+    rate: { type: 'string' },
+    'rate-seconds': { type: 'string' },
     'email-domains': { type: 'string' },
   },
 });
@@ -114,7 +124,9 @@ const options = {
   /** Names the build in the header (default: its git commit). */
   label: flags.label ?? process.env.BENCH_LABEL,
   refusedSignIns: flags['refused-sign-ins'] ?? ['1', 'true'].includes(process.env.BENCH_REFUSED_SIGN_INS ?? ''),
-  screening: flags.screening ?? ['1', 'true'].includes(process.env.BENCH_SCREENING ?? ''),
+  screening: !(flags['no-screening'] ?? ['0', 'false', 'off'].includes(process.env.BENCH_SCREENING ?? '')),
+  rate: numberOption(flags.rate, process.env.BENCH_RATE, 1000),
+  rateSeconds: numberOption(flags['rate-seconds'], process.env.BENCH_RATE_SECONDS, 60),
   emailDomains: parseEmailDomains(flags['email-domains'] ?? process.env.BENCH_EMAIL_DOMAINS),
 };
 // The load generator (a child process) reads it from its environment.
@@ -140,78 +152,35 @@ const prefix = `bench${randomBytes(4).toString('hex')}`;
 
 // ---- measuring one phase ----------------------------------------------------------------------
 
-interface Phase extends PhaseResult {
-  /** The loaded server's CPU over the phase, seconds. */
-  serverCpuSeconds: number;
-}
-
 /** The client looping on refused sign-ins beside the product's phases (--refused-sign-ins), or null. */
 const refused = options.refusedSignIns ? refusedSignIns() : null;
 
-async function phase(
-  generator: Generator,
-  server: ServerProcess,
-  sampler: ReturnType<typeof memorySampler>,
-  seconds: number,
-  record: boolean,
-  withRefusedSignIns = false,
-): Promise<Phase> {
-  if (withRefusedSignIns) refused?.start(server.port);
+type Sampler = ReturnType<typeof memorySampler>;
+type PgSampler = ReturnType<typeof postgresCpuSampler> | null;
+
+/** Runs `load` while reading the server's CPU (and PostgreSQL's) around it. */
+async function withCpu<T>(server: ServerProcess, sampler: Sampler, pg: PgSampler, load: () => Promise<T>): Promise<T & { serverCpuSeconds: number; postgres: PostgresCpu | null }> {
   sampler.open();
+  pg?.open();
   const cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
-  const result = await generator.run(server.port, seconds, record);
+  const result = await load();
   const cpuAfter = cpuSeconds(server.pid) ?? Number.NaN;
+  const postgres = pg?.close() ?? null;
   sampler.close();
+  return { ...result, serverCpuSeconds: cpuAfter - cpuBefore, postgres };
+}
+
+async function phase(generator: Generator, server: ServerProcess, sampler: Sampler, pg: PgSampler, seconds: number, record: boolean, withRefusedSignIns = false): Promise<Phase> {
+  if (withRefusedSignIns) refused?.start(server.port);
+  const result = await withCpu(server, sampler, pg, () => generator.run(server.port, seconds, record));
   await refused?.stop();
-  return { ...result, serverCpuSeconds: cpuAfter - cpuBefore };
+  return result;
 }
 
-interface Row {
-  database: string;
-  server: ServerLabel;
-  signupsPerSecond: number;
-  p50: number;
-  p99: number;
-  peakRssMb: number;
-  loadRssMb: number;
-  serverCpu: number;
-  generatorCpu: number;
-  statuses: Record<string, number>;
-  rounds: Array<{ signupsPerSecond: number; p99: number }>;
-}
-
-/**
- * The product, the product beside a client looping on refused sign-ins (--refused-sign-ins), the
- * product with the address screening on (--screening), the floor.
- */
-type ServerLabel = 'product' | 'product + refused sign-ins' | 'product + screening' | 'floor';
-const REFUSED_ROW: ServerLabel = 'product + refused sign-ins';
-const SCREENING_ROW: ServerLabel = 'product + screening';
-
-function summarize(database: string, server: ServerLabel, phases: Phase[], sampler: ReturnType<typeof memorySampler>): Row {
-  const elapsed = phases.reduce((s, p) => s + p.elapsed, 0);
-  const statuses: Record<string, number> = {};
-  for (const p of phases) for (const [status, n] of Object.entries(p.statuses)) statuses[status] = (statuses[status] ?? 0) + n;
-  const histogram = phases.reduce((h, p) => mergeHistograms(h, p.histogram), emptyHistogram());
-  const rate = (p: { statuses: Record<string, number>; elapsed: number }) => (p.statuses['201'] ?? 0) / p.elapsed;
-  return {
-    database,
-    server,
-    signupsPerSecond: (statuses['201'] ?? 0) / elapsed,
-    p50: quantileMs(histogram, 0.5),
-    p99: quantileMs(histogram, 0.99),
-    peakRssMb: sampler.peak / 2 ** 20,
-    loadRssMb: sampler.underLoad / 2 ** 20,
-    serverCpu: phases.reduce((s, p) => s + p.serverCpuSeconds, 0) / elapsed,
-    generatorCpu: phases.reduce((s, p) => s + p.cpuSeconds, 0) / elapsed,
-    statuses,
-    rounds: phases.map((p) => ({ signupsPerSecond: rate(p), p99: quantileMs(p.histogram, 0.99) })),
-  };
-}
+/** The product, the product beside a client looping on refused sign-ins (--refused-sign-ins), the floor. */
+const REFUSED_ROW = 'product + refused sign-ins';
 
 // ---- the product and the floor ----------------------------------------------------------------
-
-
 
 function productEnv(databaseUrl: string): NodeJS.ProcessEnv {
   return {
@@ -223,24 +192,35 @@ function productEnv(databaseUrl: string): NodeJS.ProcessEnv {
     LOG_LEVEL: options.logLevel,
     // A key of its own, so the bench never writes secrets/ under the project.
     AUTH_SECRET_KEY: randomBytes(32).toString('base64'),
-    // The address screening (issue 28) off: its cost is the --screening row's.
-    SIGNUP_CHECK_MX: 'off',
-    SIGNUP_BLOCK_DISPOSABLE: 'off',
+    // The address screening (issue 28) as in production, its DNS the bench's own server; or off (--no-screening).
+    ...(dns ? { SIGNUP_CHECK_MX: 'on', SIGNUP_BLOCK_DISPOSABLE: 'on', DNS_SERVERS: dns.address } : { SIGNUP_CHECK_MX: 'off', SIGNUP_BLOCK_DISPOSABLE: 'off' }),
   };
 }
 
-/** The address screening on: the throwaway list, and the MX check asking the bench's own DNS server. */
-function screeningEnv(dns: ScreeningDns): NodeJS.ProcessEnv {
-  return { SIGNUP_CHECK_MX: 'on', SIGNUP_BLOCK_DISPOSABLE: 'on', DNS_SERVERS: dns.address };
-}
-
-async function startProduct(target: Target, nodeArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const name = `product${env.SIGNUP_CHECK_MX === 'on' ? ' + screening' : ''} (${target.label})`;
-  return startServer({ name, nodeArgs: [...nodeArgs, mainJs], env: { ...productEnv(target.databaseUrl), ...env }, port: await freePort(), cwd: options.root });
+async function startProduct(target: Target, nodeArgs: string[] = []): Promise<ServerProcess> {
+  return startServer({ name: `product (${target.label})`, nodeArgs: [...nodeArgs, mainJs], env: productEnv(target.databaseUrl), port: await freePort(), cwd: options.root });
 }
 
 async function startFloor(): Promise<ServerProcess> {
   return startServer({ name: 'floor', nodeArgs: [path.join(jsDir, 'floor-server.js')], env: { ...process.env, NODE_ENV: 'production' }, port: await freePort(), cwd: jsDir });
+}
+
+/** PostgreSQL's CPU for a scratch database on a local server (its processes visible in /proc), else null. */
+function postgresSampler(target: Target): PgSampler {
+  if (target.label !== 'postgres') return null;
+  const url = new URL(target.databaseUrl);
+  if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(url.hostname)) return null;
+  return postgresCpuSampler(decodeURIComponent(url.pathname.slice(1)));
+}
+
+/** The SQLite WAL's size now, MB (null: not SQLite): it must not grow without bound under load. */
+function walSizeMb(target: Target): number | null {
+  if (target.label !== 'sqlite') return null;
+  try {
+    return fs.statSync(`${target.databaseUrl.replace(/^(file|sqlite):/, '')}-wal`).size / 2 ** 20;
+  } catch {
+    return 0;
+  }
 }
 
 /** Every acknowledged signup must be stored: compares the generator's acks with the table. */
@@ -260,53 +240,20 @@ async function verifyStored(generator: Generator, target: Target): Promise<{ ack
   return { acknowledged, stored: addresses.length, missing };
 }
 
+
 // ---- the run ----------------------------------------------------------------------------------
-
-
 
 const pct = (share: number) => `${Math.round(share * 100)}%`;
 
-function printTable(rows: Row[]): void {
-  const header = ['database', 'server', 'signups/s', 'vs floor', 'p50 ms', 'p99 ms', 'peak RSS MB', 'RSS load MB', 'server CPU', 'gen. CPU', 'non-201'];
-  const lines = rows.map((row) => {
-    const floor = rows.find((r) => r.database === row.database && r.server === 'floor');
-    const ratio = floor ? `${(row.signupsPerSecond / floor.signupsPerSecond).toFixed(2)}×` : '-';
-    return [
-      row.database,
-      row.server,
-      fmt(row.signupsPerSecond),
-      ratio,
-      fmt(row.p50, 1),
-      fmt(row.p99, 1),
-      fmt(row.peakRssMb),
-      fmt(row.loadRssMb),
-      pct(row.serverCpu),
-      pct(row.generatorCpu),
-      otherStatuses(row.statuses),
-    ];
-  });
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i < 2 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  console.log(line(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const l of lines) console.log(line(l));
-  console.log('');
-  for (const row of rows) {
-    console.log(`  ${row.database} ${row.server} per round: ${row.rounds.map((r) => `${fmt(r.signupsPerSecond)}/s p99 ${fmt(r.p99, 1)} ms`).join(' | ')}`);
-  }
-}
-
-async function benchDatabase(generator: Generator, spec: string): Promise<{ rows: Row[]; failure: string | null }> {
+async function benchDatabase(generator: Generator, spec: string): Promise<{ rows: Row[]; openRows: OpenRow[]; failure: string | null }> {
   const target = await prepareTarget(spec, workDir);
   let product: ServerProcess | undefined;
-  let screened: ServerProcess | undefined;
   let floor: ServerProcess | undefined;
+  const pg = postgresSampler(target);
   try {
     product = await startProduct(target);
-    if (dns) screened = await startProduct(target, [], screeningEnv(dns));
     floor = await startFloor();
     const productMemory = memorySampler(product.pid);
-    const screenedMemory = screened ? memorySampler(screened.pid) : null;
     const floorMemory = memorySampler(floor.pid);
     const disk = sqliteCommitRate(workDir);
     const pressure = cpuPressure();
@@ -317,34 +264,38 @@ async function benchDatabase(generator: Generator, spec: string): Promise<{ rows
         '\n',
     );
     process.stdout.write(`${target.label}: warm-up`);
-    await phase(generator, product, productMemory, options.warmup, true, refused !== null);
-    if (screened && screenedMemory) await phase(generator, screened, screenedMemory, options.warmup, true);
-    await phase(generator, floor, floorMemory, options.warmup, false);
+    await phase(generator, product, productMemory, pg, options.warmup, true, refused !== null);
+    await phase(generator, floor, floorMemory, null, options.warmup, false);
     const productPhases: Phase[] = [];
     const refusedPhases: Phase[] = [];
-    const screenedPhases: Phase[] = [];
     const floorPhases: Phase[] = [];
     for (let round = 1; round <= options.rounds; round++) {
       process.stdout.write(`, round ${round}`);
-      productPhases.push(await phase(generator, product, productMemory, options.seconds, true));
-      if (refused) refusedPhases.push(await phase(generator, product, productMemory, options.seconds, true, true));
-      if (screened && screenedMemory) screenedPhases.push(await phase(generator, screened, screenedMemory, options.seconds, true));
-      floorPhases.push(await phase(generator, floor, floorMemory, options.seconds, false));
+      productPhases.push(await phase(generator, product, productMemory, pg, options.seconds, true));
+      if (refused) refusedPhases.push(await phase(generator, product, productMemory, pg, options.seconds, true, true));
+      floorPhases.push(await phase(generator, floor, floorMemory, null, options.seconds, false));
     }
-    process.stdout.write(pressure === null ? '\n' : `; CPU pressure meanwhile ${pct(cpuPressure() ?? 0)}\n`);
     const rows = [
       summarize(target.label, 'product', productPhases, productMemory),
       ...(refused ? [summarize(target.label, REFUSED_ROW, refusedPhases, productMemory)] : []),
-      ...(screenedMemory ? [summarize(target.label, SCREENING_ROW, screenedPhases, screenedMemory)] : []),
       summarize(target.label, 'floor', floorPhases, floorMemory),
     ];
+    const openRows: OpenRow[] = [];
+    if (options.rate > 0) {
+      for (const [name, server, memory, sampler] of [['product', product, productMemory, pg], ['floor', floor, floorMemory, null]] as const) {
+        process.stdout.write(`, ${name} at ${fmt(options.rate)}/s for ${options.rateSeconds} s`);
+        const result = await withCpu(server, memory, sampler, () => generator.open(server.port, options.rateSeconds, options.rate, name === 'product'));
+        openRows.push({ database: target.label, server: name, rate: options.rate, seconds: options.rateSeconds, result, serverCpuSeconds: result.serverCpuSeconds, postgres: result.postgres, peakRssMb: memory.peak / 2 ** 20, loadRssMb: memory.underLoad / 2 ** 20 });
+      }
+    }
+    process.stdout.write(pressure === null ? '\n' : `; CPU pressure meanwhile ${pct(cpuPressure() ?? 0)}\n`);
+    const wal = walSizeMb(target);
+    if (wal !== null) console.log(`${target.label}: the WAL file is ${fmt(wal, 1)} MB at the end of the load`);
     productMemory.stop();
-    screenedMemory?.stop();
     floorMemory.stop();
 
     // A crash, not a shutdown: whatever was acknowledged must already be in the database.
     await stopServer(product, 'SIGKILL');
-    if (screened) await stopServer(screened, 'SIGKILL');
     await stopServer(floor, 'SIGTERM');
     const check = await verifyStored(generator, target);
     let failure: string | null = null;
@@ -355,10 +306,10 @@ async function benchDatabase(generator: Generator, spec: string): Promise<{ rows
     } else {
       console.log(`${target.label}: all ${fmt(check.acknowledged)} acknowledged signups are stored (${fmt(check.stored)} rows of this run after SIGKILL)`);
     }
-    return { rows, failure };
+    return { rows, openRows, failure };
   } finally {
+    pg?.stop();
     if (product) await stopServer(product, 'SIGKILL');
-    if (screened) await stopServer(screened, 'SIGKILL');
     if (floor) await stopServer(floor, 'SIGKILL');
     await target.cleanup();
   }
@@ -371,10 +322,16 @@ async function profileDatabase(generator: Generator, spec: string): Promise<{ te
   try {
     product = await startProduct(target, ['--cpu-prof', '--cpu-prof-dir', profileDir]);
     const memory = memorySampler(product.pid);
-    process.stdout.write(`${target.label}: warm-up ${options.warmup} s, profiled load ${options.profileSeconds} s\n`);
-    await phase(generator, product, memory, options.warmup, true);
+    // With --rate given, the profiled load is the open loop at that rate (a quiet server's costs), else the closed loop.
+    const rate = flags.rate !== undefined ? options.rate : 0;
+    const load = rate > 0 ? `${fmt(rate)} signups/s (open loop)` : `${options.connections} connections`;
+    process.stdout.write(`${target.label}: warm-up ${options.warmup} s, profiled load ${options.profileSeconds} s at ${load}\n`);
+    await phase(generator, product, memory, null, options.warmup, true);
     const from = Number(process.hrtime.bigint() / 1000n);
-    const measured = await phase(generator, product, memory, options.profileSeconds, true);
+    const measured =
+      rate > 0
+        ? await withCpu(product, memory, null, () => generator.open(product!.port, options.profileSeconds, rate, true))
+        : await phase(generator, product, memory, null, options.profileSeconds, true);
     const to = Number(process.hrtime.bigint() / 1000n);
     memory.stop();
     // SIGTERM: the server shuts down cleanly and Node writes the profile on exit.
@@ -407,8 +364,8 @@ async function profileDatabase(generator: Generator, spec: string): Promise<{ te
 }
 
 const specs = await databaseSpecs(flags.databases ?? process.env.BENCH_DATABASE_URLS);
-/** The DNS server the screened product's MX check asks (--screening), in this process. */
-const dns = options.screening && !options.profile ? await screeningDns() : null;
+/** The DNS server the product's MX check asks (unless --no-screening), in this process. */
+const dns: ScreeningDns | null = options.screening ? await screeningDns() : null;
 const generator = startGenerator({ jsDir, prefix, ipv6Share: options.ipv6Share, connections: options.connections });
 console.log(
   [
@@ -421,13 +378,12 @@ console.log(
       ? `phases: warm-up ${options.warmup} s, then ${options.profileSeconds} s profiled`
       : refused
         ? `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, product + a client looping on refused sign-ins ${options.seconds} s, floor ${options.seconds} s)`
-        : `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, floor ${options.seconds} s)`,
-    ...(dns
-      ? [
-          `screening: a second product with the throwaway list and the MX check on, asking a DNS server on ${dns.address} (this process; ` +
-            `${dns.latency}); addresses at ${options.emailDomains === 'fresh' ? 'a domain of their own each (a DNS query per signup)' : options.emailDomains === 0 ? 'example.com' : `${options.emailDomains} domains`}`,
-        ]
-      : []),
+        : `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, floor ${options.seconds} s)` +
+          (options.rate > 0 ? `, then each at a steady ${fmt(options.rate)} signups/s for ${options.rateSeconds} s (open loop, up to ${options.connections} connections)` : ''),
+    dns
+      ? `screening on: the throwaway list and the MX check, asking a DNS server on ${dns.address} (this process; ` +
+        `${dns.latency}); addresses at ${options.emailDomains === 'fresh' ? 'a domain of their own each (a DNS query per signup)' : options.emailDomains === 0 ? 'example.com' : `${options.emailDomains} domains`}`
+      : 'screening off (--no-screening)',
     'CPU columns are shares of one core (the machine has ' + os.cpus().length + '); the generator shares the cores with the server.',
     '',
   ].join('\n'),
@@ -437,6 +393,7 @@ console.log(
 
 const failures: string[] = [];
 const rows: Row[] = [];
+const openRows: OpenRow[] = [];
 const profiles: string[] = [];
 try {
   for (const spec of specs) {
@@ -447,6 +404,7 @@ try {
     } else {
       const result = await benchDatabase(generator, spec);
       rows.push(...result.rows);
+      openRows.push(...result.openRows);
       if (result.failure) failures.push(result.failure);
     }
   }
@@ -458,7 +416,10 @@ try {
 
 console.log('');
 if (options.profile) console.log(profiles.join('\n\n'));
-else printTable(rows);
+else {
+  printTable(rows, options.connections);
+  printOpenTable(openRows);
+}
 if (refused) {
   const total = Object.values(refused.statuses).reduce((sum, n) => sum + n, 0);
   console.log(`\nrefused sign-ins beside the product (its "${REFUSED_ROW}" phases and warm-up): ${fmt(total)} requests in ${fmt(refused.seconds(), 1)} s (${fmt(total / Math.max(refused.seconds(), 1e-9))}/s), ${otherStatuses(refused.statuses)}`);
@@ -468,16 +429,7 @@ if (refused) {
     console.log(`  ${row.database}: signups/s ${change(row.signupsPerSecond, plain.signupsPerSecond)}, p99 ${change(row.p99, plain.p99)} against the product alone`);
   }
 }
-for (const row of rows.filter((r) => r.server === SCREENING_ROW)) {
-  const plain = rows.find((r) => r.database === row.database && r.server === 'product')!;
-  const perSignup = (r: Row) => (r.serverCpu / Math.max(r.signupsPerSecond, 1e-9)) * 1e6;
-  console.log(
-    `\nscreening on, ${row.database}: signups/s ${fmt(((row.signupsPerSecond - plain.signupsPerSecond) / plain.signupsPerSecond) * 100, 1)}%, ` +
-      `p99 ${fmt(row.p99 - plain.p99, 2)} ms, server CPU per signup ${fmt(perSignup(row), 0)} µs against ${fmt(perSignup(plain), 0)} µs off` +
-      `; non-201 answers ${otherStatuses(row.statuses)}`,
-  );
-}
-if (flags.json) fs.writeFileSync(flags.json, JSON.stringify({ options, machine: machineDescription(), rows, profiles, refusedSignIns: refused?.statuses ?? null }, null, 2));
+if (flags.json) fs.writeFileSync(flags.json, JSON.stringify({ options, machine: machineDescription(), rows, openRows, profiles, refusedSignIns: refused?.statuses ?? null }, null, 2));
 
 if (failures.length > 0) {
   console.error(`\nFAILED: acknowledged signups missing from the database\n${failures.map((f) => `  ${f}`).join('\n')}`);

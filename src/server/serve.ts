@@ -1,12 +1,14 @@
 import { buildApp } from './app.js';
 import { countAdmins } from './auth/admins.js';
 import { CONFIG_ERROR_EXIT_CODE, loadConfigOrReport } from './config.js';
+import { bufferedStdout } from './http/request-log.js';
 
 async function main(): Promise<void> {
   const config = loadConfigOrReport((text) => process.stderr.write(text));
   if (!config) process.exit(CONFIG_ERROR_EXIT_CODE);
 
-  const app = await buildApp(config);
+  // Log lines go out in blocks, not a system call each (http/request-log.ts).
+  const app = await buildApp(config, { logger: { level: config.logLevel, stream: bufferedStdout() } });
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

@@ -48,10 +48,15 @@ export const CATEGORIES = {
   rateLimit: 'rate-limit counter',
   geolocation: 'geolocation lookup (maxmind)',
   logging: 'request logging (pino)',
-  insert: 'insert (kysely + driver; SQLite: incl. fsync wait)',
+  insert: 'insert + group commit (kysely + driver; SQLite: incl. fsync wait)',
   database: 'insert + rate-limit SQL, after an await (not separable)',
   security: 'security headers (helmet)',
   compression: 'compression hook',
+  attribution: 'attribution',
+  consent: 'consent record + suppression hash',
+  screening: 'address screening (throwaway list, MX check)',
+  challenge: 'signup challenge',
+  live: 'live-update publishing',
   handler: 'signup route + service code',
   app: 'other server code',
   unattributed: 'other JS (no known frame)',
@@ -70,6 +75,7 @@ packagesOf(CATEGORIES.json, ['secure-json-parse']);
 packagesOf(CATEGORIES.serialization, ['fast-json-stringify', '@fastify/fast-json-stringify-compiler', 'json-schema-ref-resolver']);
 packagesOf(CATEGORIES.rateLimit, ['@fastify/rate-limit', 'ip-address', 'toad-cache', 'ioredis', 'rate-limiter-flexible']);
 packagesOf(CATEGORIES.geolocation, ['maxmind', 'mmdb-lib', 'tiny-lru']);
+packagesOf(CATEGORIES.screening, ['tldts', 'tldts-core', 'disposable-email-domains']);
 packagesOf(CATEGORIES.logging, [
   'pino',
   'sonic-boom',
@@ -145,10 +151,16 @@ const APP_CATEGORIES: Array<[RegExp, Category]> = [
   [/\/(dist|src)\/server\/geolocation\//, CATEGORIES.geolocation],
   [/\/(dist|src)\/server\/rate-limit\//, CATEGORIES.rateLimit],
   [/\/(dist|src)\/server\/db\//, CATEGORIES.insert],
-  [/\/(dist|src)\/server\/waitlist\/repository\.[jt]s$/, CATEGORIES.insert],
+  [/\/(dist|src)\/server\/signup\/(repository|batcher)\.[jt]s$/, CATEGORIES.insert],
   [/\/(dist|src)\/(shared\/waitlist\/email|server\/signup\/schema)\.[jt]s$/, CATEGORIES.validation],
+  [/\/(dist|src)\/shared\/waitlist\/attribution\.[jt]s$/, CATEGORIES.attribution],
+  [/\/(dist|src)\/server\/(consent|records|crypto)\//, CATEGORIES.consent],
+  [/\/(dist|src)\/server\/(email-domains\/|signup\/screening)/, CATEGORIES.screening],
+  [/\/(dist|src)\/server\/challenge\//, CATEGORIES.challenge],
+  [/\/(dist|src)\/server\/(live|pubsub)\//, CATEGORIES.live],
+  [/\/(dist|src)\/server\/http\/request-log\.[jt]s$/, CATEGORIES.logging],
   [/\/(dist|src)\/server\/http\/security\.[jt]s$/, CATEGORIES.security],
-  [/\/(dist|src)\/server\/waitlist\//, CATEGORIES.handler],
+  [/\/(dist|src)\/server\/signup\//, CATEGORIES.handler],
   [/\/(dist|src)\/(server|shared)\//, CATEGORIES.app],
 ];
 
@@ -289,7 +301,7 @@ export function summarizeCpuProfile(original: CpuProfile, options: SummaryOption
     for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
       const { url } = byId.get(at)!.callFrame;
       if (/\/(dist|src)\/server\/rate-limit\/|\/node_modules\/@fastify\/rate-limit\//.test(url)) return CATEGORIES.rateLimit;
-      if (/\/(dist|src)\/server\/waitlist\//.test(url)) return CATEGORIES.insert;
+      if (/\/(dist|src)\/server\/signup\//.test(url)) return CATEGORIES.insert;
     }
     return options.sqlite ? CATEGORIES.insert : CATEGORIES.database;
   };

@@ -5,7 +5,7 @@
 import { execFileSync, fork } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { GeneratorMessage, GeneratorReply, PhaseResult } from './load-generator.js';
+import type { GeneratorMessage, GeneratorReply, OpenPhaseResult, PhaseResult } from './load-generator.js';
 import { createScratchPostgres, postgresAnswers, scratchSqlite } from './servers.js';
 
 export const DEFAULT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
@@ -53,6 +53,12 @@ export function startGenerator(settings: GeneratorSettings) {
     async run(port: number, seconds: number, record: boolean): Promise<PhaseResult> {
       const reply = await ask({ type: 'run', id: nextId++, port, seconds, connections: settings.connections, record });
       if (reply.type !== 'result') throw new Error('unexpected answer from the load generator');
+      return reply.result;
+    },
+    /** Loads `port` at a steady `rate` signups/s for `seconds` (open loop, up to the run's connections). */
+    async open(port: number, seconds: number, rate: number, record: boolean): Promise<OpenPhaseResult> {
+      const reply = await ask({ type: 'open', id: nextId++, port, seconds, rate, connections: settings.connections, record });
+      if (reply.type !== 'open-result') throw new Error('unexpected answer from the load generator');
       return reply.result;
     },
     /** Writes the recorded acknowledged signups to `file`; resolves to how many. */

@@ -1,18 +1,22 @@
 /**
  * The signup benchmark's load generator, run as its own Node process (forked by signup.ts with an
- * IPC channel) so that its CPU can be measured apart from the servers'. Closed loop: every
- * keep-alive connection sends one `POST /api/waitlist` and sends the next when the answer is in.
+ * IPC channel) so that its CPU can be measured apart from the servers'. Closed loop (`run`): every
+ * keep-alive connection sends one `POST /api/waitlist` and sends the next when the answer is in;
+ * open loop (`open`, open-loop.ts): a steady rate, whatever the answers do.
  * Requests are written as raw HTTP/1.1 text on plain sockets and answers are read only as far as
  * the status and the length: an HTTP client library would cost the shared cores more than the
  * servers being measured.
  *
- * Messages in: `{ type: 'run', id, port, seconds, connections, record }`, `{ type: 'acks', id, file }`,
- * `{ type: 'exit' }`. Out: `{ type: 'result', id, result: PhaseResult }`, `{ type: 'acks', id, count }`.
+ * Messages in: `{ type: 'run', id, port, seconds, connections, record }`, `{ type: 'open', …, rate }`,
+ * `{ type: 'acks', id, file }`, `{ type: 'exit' }`. Out: `{ type: 'result', id, result: PhaseResult }`,
+ * `{ type: 'open-result', id, result: OpenPhaseResult }`, `{ type: 'acks', id, count }`.
  */
 import fs from 'node:fs';
 import net from 'node:net';
 import { benchEmail, parseEmailDomains, randomClientIp, type EmailDomains } from './addresses.js';
 import { bucketOf, emptyHistogram } from './histogram.js';
+import { runOpenLoop, type OpenLoopResult } from './open-loop.js';
+import { responseReader } from './response-reader.js';
 
 export interface GeneratorOptions {
   /** E-mail prefix of this run (letters and digits). */
@@ -45,14 +49,31 @@ export interface PhaseResult {
   numbers: [number, number];
 }
 
-export type GeneratorMessage = RunCommand | { type: 'acks'; id: number; file: string } | { type: 'exit' };
-export type GeneratorReply = { type: 'result'; id: number; result: PhaseResult } | { type: 'acks'; id: number; count: number };
+/** Open loop (open-loop.ts): `rate` signups/s evenly spread over up to `connections` connections. */
+export interface OpenCommand {
+  type: 'open';
+  id: number;
+  port: number;
+  seconds: number;
+  rate: number;
+  connections: number;
+  record: boolean;
+}
+
+export interface OpenPhaseResult extends OpenLoopResult {
+  cpuSeconds: number;
+  numbers: [number, number];
+}
+
+export type GeneratorMessage = RunCommand | OpenCommand | { type: 'acks'; id: number; file: string } | { type: 'exit' };
+export type GeneratorReply =
+  | { type: 'result'; id: number; result: PhaseResult }
+  | { type: 'open-result'; id: number; result: OpenPhaseResult }
+  | { type: 'acks'; id: number; count: number };
 
 const HOST = '127.0.0.1';
 /** How long the phase waits at its end for answers still in flight before giving them up. */
 const DRAIN_MS = 30_000;
-const HEADER_END = Buffer.from('\r\n\r\n');
-const CHUNKED_END = Buffer.from('\r\n0\r\n\r\n');
 
 export function createGenerator(options: GeneratorOptions) {
   let next = 0;
@@ -128,7 +149,6 @@ export function createGenerator(options: GeneratorOptions) {
       const endTimer = setTimeout(() => (drainTimer = setTimeout(finish, DRAIN_MS)), seconds * 1000);
 
       const connect = () => {
-        let pending: Buffer | null = null;
         let inFlight: { n: number; sentAt: number } | null = null;
         let closed = false;
         const socket = net.connect({ host: HOST, port, noDelay: true });
@@ -169,28 +189,10 @@ export function createGenerator(options: GeneratorOptions) {
         };
 
         socket.on('connect', send);
-        socket.on('data', (chunk: Buffer) => {
-          pending = pending ? Buffer.concat([pending, chunk]) : chunk;
-          const headerEnd = pending.indexOf(HEADER_END);
-          if (headerEnd < 0 || !inFlight) return;
-          const headers = pending.toString('latin1', 0, headerEnd).toLowerCase();
-          const status = Number(headers.slice(9, 12));
-          const bodyStart = headerEnd + 4;
-          let end: number;
-          const length = /\r\ncontent-length:\s*(\d+)/.exec(headers);
-          if (length) {
-            end = bodyStart + Number(length[1]);
-            if (pending.length < end) return;
-          } else if (headers.includes('\r\ntransfer-encoding: chunked')) {
-            const last = pending.indexOf(CHUNKED_END, bodyStart - 2);
-            if (last < 0) return;
-            end = last + CHUNKED_END.length;
-          } else {
-            end = bodyStart;
-          }
-          pending = pending.length > end ? pending.subarray(end) : null;
-          answered(status, headers.includes('\r\nconnection: close'));
+        const read = responseReader((status, closeAfter) => {
+          if (inFlight) answered(status, closeAfter);
         });
+        socket.on('data', (chunk: Buffer) => read(chunk));
         // A refused connection or a reset one: its request (if any) counts as status 0.
         const lost = () => {
           if (closed) return;
@@ -208,7 +210,25 @@ export function createGenerator(options: GeneratorOptions) {
     });
   }
 
-  return { run, writeAcks };
+  async function open(command: OpenCommand): Promise<OpenPhaseResult> {
+    const head = `POST /api/waitlist HTTP/1.1\r\nHost: ${HOST}:${command.port}\r\nContent-Type: application/json\r\nAccept: application/json\r\n`;
+    const firstNumber = next;
+    const cpuBefore = process.cpuUsage();
+    const result = await runOpenLoop(command, {
+      next: () => {
+        const n = next++;
+        const body = `{"email":"${benchEmail(options.prefix, n, options.emailDomains)}"}`;
+        return { n, bytes: `${head}X-Forwarded-For: ${randomClientIp(options.ipv6Share)}\r\nContent-Length: ${body.length}\r\n\r\n${body}` };
+      },
+      answered: (n, status) => {
+        if (command.record && status === 201) markAck(n);
+      },
+    });
+    const cpu = process.cpuUsage(cpuBefore);
+    return { ...result, cpuSeconds: (cpu.user + cpu.system) / 1e6, numbers: [firstNumber, next] };
+  }
+
+  return { run, open, writeAcks };
 }
 
 // Run as a forked child: serve the parent's commands over IPC.
@@ -221,6 +241,7 @@ if (process.send && process.argv[2] === '--serve') {
   const reply = (message: GeneratorReply) => process.send!(message);
   process.on('message', (message: GeneratorMessage) => {
     if (message.type === 'run') void generator.run(message).then((result) => reply({ type: 'result', id: message.id, result }));
+    else if (message.type === 'open') void generator.open(message).then((result) => reply({ type: 'open-result', id: message.id, result }));
     else if (message.type === 'acks') reply({ type: 'acks', id: message.id, count: generator.writeAcks(message.file) });
     else process.exit(0);
   });

@@ -121,3 +121,74 @@ export function machineDescription(): string {
       (pressure === null ? '' : `, CPU pressure ${Math.round(pressure * 100)}% (share of the last minute some task waited for a core)`),
   ].join('\n');
 }
+
+/**
+ * The CPU time of a local PostgreSQL server's processes over a window (issue 33: the product's
+ * process beside the database's own work): the backends serving `database` (found by their process
+ * title, `postgres: … <database> <client> …`), and the server's background writers (WAL writer,
+ * checkpointer, background writer), which serve every database of the server. /proc is scanned
+ * every `intervalMs`; a backend that starts within the window counts from zero, one that ends
+ * within it loses at most its last interval. Null figures: no such process is visible (a remote
+ * server, or not Linux).
+ */
+export function postgresCpuSampler(database: string, intervalMs = 200) {
+  const BACKGROUND = /^postgres: (?:[^:]+: )?(checkpointer|background writer|walwriter)\s*$/;
+  const backend = (title: string) => title.startsWith('postgres: ') && title.includes(` ${database} `);
+  let first = new Map<number, number>();
+  let last = new Map<number, number>();
+  const kinds = new Map<number, 'backend' | 'background' | 'other'>();
+  let window = false;
+  const scan = (baseline: boolean) => {
+    let pids: string[];
+    try {
+      pids = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+    } catch {
+      return;
+    }
+    for (const name of pids) {
+      const pid = Number(name);
+      let kind = kinds.get(pid);
+      if (kind === undefined) {
+        let title: string;
+        try {
+          title = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0+$/, '').replace(/\0/g, ' ');
+        } catch {
+          continue;
+        }
+        if (backend(title)) kind = 'backend';
+        else if (BACKGROUND.test(title)) kind = 'background';
+        else kind = 'other';
+        kinds.set(pid, kind);
+      }
+      if (kind === 'other') continue;
+      const cpu = cpuSeconds(pid);
+      if (cpu === null) continue;
+      if (baseline || !first.has(pid)) first.set(pid, baseline ? cpu : 0);
+      last.set(pid, cpu);
+    }
+  };
+  const timer = setInterval(() => window && scan(false), intervalMs);
+  timer.unref();
+  return {
+    open() {
+      first = new Map();
+      last = new Map();
+      window = true;
+      scan(true);
+    },
+    /** CPU seconds of the database's backends and of the server's background processes since open(). */
+    close(): { backends: number | null; background: number | null } {
+      scan(false);
+      window = false;
+      const sum = (kind: 'backend' | 'background') => {
+        let total: number | null = null;
+        for (const [pid, cpu] of last) if (kinds.get(pid) === kind) total = (total ?? 0) + cpu - (first.get(pid) ?? 0);
+        return total;
+      };
+      return { backends: sum('backend'), background: sum('background') };
+    },
+    stop() {
+      clearInterval(timer);
+    },
+  };
+}

@@ -139,7 +139,10 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     const sqlite = openSqlite(config.filename);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     sqliteHandles.set(db, sqlite);
-    const checkpointer = options.backgroundCheckpoints && !sqlite.memory ? startSqliteCheckpointer(sqlite, options.backgroundCheckpoints) : null;
+    const checkpointer =
+      options.backgroundCheckpoints && !sqlite.memory
+        ? startSqliteCheckpointer(sqlite, options.backgroundCheckpoints, (work) => db.connection().execute(work))
+        : null;
     if (checkpointer) checkpointers.set(db, checkpointer);
     return {
       db,

@@ -16,10 +16,21 @@ import type { CheckpointAnswer, CheckpointRequest } from './sqlite-checkpoint-wo
  * committed, synced frames, and syncs the database file before the WAL can be reused, as SQLite's
  * own does; it just runs elsewhere.
  *
+ * Each round is two passes (decision 067). A PASSIVE checkpoint never reaches the end of a WAL that
+ * is written to while it runs, and SQLite starts the WAL over from its beginning only when a
+ * checkpoint has copied every frame in it; under a steady stream of signups that never happened, and
+ * the WAL grew by some 12 kB a signup without end (hundreds of MB in a minute, each page read
+ * slower as the WAL index grew). So the first pass copies what was written, with signups going on;
+ * then the second pass runs while `hold` keeps the server's connection idle (Kysely's connection
+ * mutex: queries and the group commit wait, asynchronously, the event loop runs on), and so copies
+ * the few frames written during the first and reaches the end: the next write starts the WAL over.
+ *
  * If the thread cannot start or is lost, the connection goes back to SQLite's own checkpoints (a
  * warning is logged), so the WAL never grows without bound.
  */
 export const INTERVAL_MS = 1_000;
+/** The longest the connection is held for a checkpoint's second pass, should the thread not answer. */
+const HELD_LIMIT_MS = 2_000;
 /** SQLite's default, restored when the thread is lost. */
 const AUTOCHECKPOINT_PAGES = 1_000;
 
@@ -38,11 +49,16 @@ export interface SqliteCheckpointer {
   crashForTest(): Promise<void>;
 }
 
-export function startSqliteCheckpointer(sqlite: SQLite.Database, log: CheckpointLog): SqliteCheckpointer {
+/** Runs `work` while the server's connection does nothing else (openDatabase: Kysely's `db.connection()`). */
+export type ConnectionHold = <T>(work: () => Promise<T>) => Promise<T>;
+
+export function startSqliteCheckpointer(sqlite: SQLite.Database, log: CheckpointLog, hold?: ConnectionHold): SqliteCheckpointer {
   const totalChanges = sqlite.prepare('SELECT total_changes() AS n').pluck();
   let worker: Worker | null = null;
   let lastChanges = -1;
   let inFlight = false;
+  /** The timer's two passes under way, if any. */
+  let round: Promise<void> | null = null;
   let closed = false;
   let done = 0;
   const answered: Array<(answer: CheckpointAnswer) => void> = [];
@@ -79,14 +95,33 @@ export function startSqliteCheckpointer(sqlite: SQLite.Database, log: Checkpoint
   started.on('error', (err) => fallBack(err.message));
   started.on('exit', (code) => fallBack(`checkpoint thread exited with code ${code}`));
 
+  /** One checkpoint by the thread; resolves to its answer (failed: no thread, or none within HELD_LIMIT_MS). */
+  const checkpoint = () =>
+    new Promise<CheckpointAnswer>((resolve) => {
+      if (!worker) {
+        resolve({ type: 'failed', message: 'no thread' });
+        return;
+      }
+      answered.push(resolve);
+      send({ type: 'checkpoint' });
+      // The connection is never held longer than this, whatever the thread does.
+      setTimeout(() => resolve({ type: 'failed', message: 'no answer in time' }), HELD_LIMIT_MS).unref();
+    });
+
   const timer = setInterval(() => {
-    if (inFlight || !sqlite.open) return;
+    if (inFlight || round || !sqlite.open) return;
     const changes = totalChanges.get() as number;
     if (changes === lastChanges) return;
     lastChanges = changes;
     inFlight = true;
-    answered.push(() => {});
-    send({ type: 'checkpoint' });
+    round = (async () => {
+      // The bulk, with writes going on; then the rest with the connection idle, to the WAL's end.
+      const first = await checkpoint();
+      if (first.type === 'checkpointed' && hold && worker && !closed) {
+        inFlight = true;
+        await hold(checkpoint);
+      }
+    })().finally(() => (round = null));
   }, INTERVAL_MS);
   timer.unref();
 
@@ -94,6 +129,7 @@ export function startSqliteCheckpointer(sqlite: SQLite.Database, log: Checkpoint
     close: () => {
       closed = true;
       clearInterval(timer);
+      for (const resolve of answered.splice(0)) resolve({ type: 'failed', message: 'closed' });
       if (!worker) return Promise.resolve();
       const ending = worker;
       worker = null;

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { BuildResult } from './range-index-build.js';
+import type { GeoLocation } from './location.js';
 import {
   addressWords,
   decodePlace,
@@ -19,6 +20,9 @@ import {
  * Reading a lookup index of an MMDB file (the file layout is in range-index-format.ts, the writer
  * in range-index-build.ts), and the cache of index files: one per source, rebuilt when stale.
  */
+
+/** Decoded places kept per index (about 150 bytes each). */
+const PLACE_CACHE_SIZE = 4096;
 
 function readExactly(fd: number, buf: Buffer, length: number, position: number): void {
   let done = 0;
@@ -108,6 +112,9 @@ function rangeIndexReader(file: string, fd: number, header: IndexHeader): RangeI
 
   const block = Buffer.alloc(header.blockSize * entryBytes);
   const place = Buffer.alloc(header.placeMaxBytes);
+  // The places last read, by their offset: a few places (a country's capital, a large provider's
+  // city) hold most addresses, and each saves a read and a decode (issue 33). Emptied when full.
+  const places = new Map<number, GeoLocation>();
   const address = new Uint32Array(4);
   let closed = false;
 
@@ -180,9 +187,14 @@ function rangeIndexReader(file: string, fd: number, header: IndexHeader): RangeI
       }
       if (value >= REDIRECT) throw new Error('geolocation index: redirect loop');
       if (value === NO_PLACE) return null;
+      const known = places.get(value);
+      if (known) return { ...known };
       const length = Math.min(header.placeMaxBytes, header.placesLength - value);
       readExactly(fd, place, length, header.placesOffset + value);
-      return decodePlace(place, length);
+      const decoded = decodePlace(place, length);
+      if (places.size >= PLACE_CACHE_SIZE) places.clear();
+      places.set(value, decoded);
+      return { ...decoded };
     },
     close() {
       if (closed) return;

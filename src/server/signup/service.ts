@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { ConsentConfig } from '../config.js';
 import type { Database } from '../db/schema.js';
@@ -25,6 +24,7 @@ import {
 import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
 import { webhookEvents, type WebhookQueue } from '../webhooks/index.js';
 import { insertSignup } from './repository.js';
+import { newEntryId } from './entry-id.js';
 import type { SignupBatcher } from './batcher.js';
 
 export function signupError(code: SignupErrorCode): HttpError {
@@ -143,7 +143,7 @@ export async function signUp(
   if (confirm && !deps.mail.enabled) throw new Error('e-mail is off (no SMTP_URL): cannot queue the confirmation e-mail');
   const at = now.toISOString();
   const entry: WaitlistEntry = {
-    id: randomUUID(),
+    id: newEntryId(now.getTime()),
     email,
     created_at: at,
     ip_address: ipAddress,

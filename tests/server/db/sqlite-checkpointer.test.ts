@@ -52,6 +52,39 @@ describe('SQLite checkpoints in a thread of their own', () => {
     reader.close();
   });
 
+  it('under writes that never stop, the WAL still starts over from its beginning (the second pass holds the connection)', async () => {
+    const handle = open('steady.db');
+    await sql`CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)`.execute(handle.db);
+    const wal = path.join(dir, 'steady.db-wal');
+    // The WAL header's checkpoint sequence number (bytes 12-15) goes up each time SQLite starts the WAL over.
+    const restarts = () => {
+      const header = Buffer.alloc(16);
+      const fd = fs.openSync(wal, 'r');
+      fs.readSync(fd, header, 0, 16, 0);
+      fs.closeSync(fd);
+      return header.readUInt32BE(12);
+    };
+    const first = restarts();
+    // A write every turn of the event loop, as a stream of signups does (their WAL syncs are off the
+    // connection too: synchronous=OFF stands for that here): a PASSIVE checkpoint alone never reaches the end.
+    rawSqliteOf(handle.db)!.pragma('synchronous = OFF');
+    let writing = true;
+    const writer = (async () => {
+      // At most about 20 MB of rows, whatever happens.
+      for (let n = 0; writing && n < 10_000; n++) {
+        await sql`INSERT INTO filler (body) VALUES (${'x'.repeat(2000)})`.execute(handle.db);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    try {
+      await expect.poll(restarts, { timeout: 10_000, interval: 50 }).toBeGreaterThan(first);
+    } finally {
+      writing = false;
+      await writer;
+      await handle.close();
+    }
+  });
+
   it('a lost thread gives the checkpoints back to SQLite, with a warning', async () => {
     const warnings: string[] = [];
     const handle = open('lost.db', warnings);

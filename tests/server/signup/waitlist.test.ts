@@ -79,7 +79,9 @@ describe.each(TEST_DIALECTS)('waitlist signup API (%s)', (dialect: TestDialect) 
         city: 'Mountain View',
         region: 'California',
       });
-      expect(row.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      // A version-7 UUID (signup/entry-id.ts): its first 48 bits are the signup's time in milliseconds.
+      expect(row.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(parseInt(row.id.replace(/-/g, '').slice(0, 12), 16)).toBe(Date.parse(toIsoTimestamp(row.created_at)));
       // SQLite stores created_at as ISO-8601 UTC text; PostgreSQL as timestamptz, which pg reads as a Date.
       if (dialect === 'sqlite') expect(new Date(String(row.created_at)).toISOString()).toBe(row.created_at);
       else expect(row.created_at).toBeInstanceOf(Date);
