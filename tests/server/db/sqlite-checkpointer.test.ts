@@ -69,11 +69,15 @@ describe('SQLite checkpoints in a thread of their own', () => {
     // connection too: synchronous=OFF stands for that here): a PASSIVE checkpoint alone never reaches the end.
     rawSqliteOf(handle.db)!.pragma('synchronous = OFF');
     let writing = true;
+    // Writes until the WAL starts over (a write is what starts it over, after a complete checkpoint,
+    // so they must go on past the thread's first rounds however fast the machine: about one a
+    // millisecond), over the same 2,000 rows, and never past a WAL of 64 MB: were it never to start
+    // over, the poll below fails then rather than filling the machine's memory (/dev/shm).
     const writer = (async () => {
-      // At most about 20 MB of rows, whatever happens.
-      for (let n = 0; writing && n < 10_000; n++) {
-        await sql`INSERT INTO filler (body) VALUES (${'x'.repeat(2000)})`.execute(handle.db);
-        await new Promise((resolve) => setImmediate(resolve));
+      for (let n = 0; writing; n++) {
+        await sql`INSERT OR REPLACE INTO filler (id, body) VALUES (${n % 2000}, ${'x'.repeat(2000)})`.execute(handle.db);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        if (n % 100 === 0 && fs.statSync(wal).size > 64 * 1024 * 1024) break;
       }
     })();
     try {
