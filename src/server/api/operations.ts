@@ -74,7 +74,8 @@ export const API_OPERATIONS = {
     url: API_V1_ENTRIES_PATH,
     summary: 'List entries',
     description:
-      'Entries newest first, filtered like the admin\'s table (the same names: `q`, `from`, `to`, `country`, `source`, `campaign`, `status`). ' +
+      'Entries newest first, filtered like the admin\'s table (the same names: `q`, `from`, `to`, `country`, `source`, `campaign`, `status`; ' +
+      '`list`, an offering list\'s slug, reads that list instead of the portal\'s waitlist). ' +
       'Page with `cursor` (the previous page\'s `nextCursor`) until it is null; `total` and `matching` are counted on the first page only.',
     scope: 'entries:read',
     querystring: apiEntriesQuerySchema,

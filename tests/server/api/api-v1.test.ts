@@ -64,7 +64,7 @@ describe.each(TEST_DIALECTS)('API v1 (%s)', (dialect: TestDialect) => {
     );
     // The filter's names come from the admin's query schema, not a copy.
     const listParams = contract.document.paths['/api/v1/entries']!.get!.parameters!.map((p) => p.name);
-    expect(listParams).toEqual(['limit', 'cursor', 'q', 'from', 'to', 'country', 'source', 'campaign', 'status']);
+    expect(listParams).toEqual(['limit', 'cursor', 'q', 'from', 'to', 'country', 'source', 'campaign', 'status', 'list']);
 
     const page = await t.app.inject({ method: 'GET', url: '/api/docs' });
     expect(page.statusCode).toBe(200);
