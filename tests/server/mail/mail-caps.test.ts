@@ -169,7 +169,10 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('e-mail caps across instances
   const backends = [{ redis: false }, ...(TEST_REDIS_URL ? [{ redis: true }] : [])];
   it.each(backends)('two instances share the hourly budget (redis: $redis)', async ({ redis }) => {
     const key = `${DEFAULT_REDIS_PREFIX}mail_budget:confirmations`;
-    const client = redis ? new Redis(TEST_REDIS_URL!) : null;
+    // A Redis database of this test's own: the budget's counter is one key for every app on a Redis,
+    // and other test files' apps, running beside this one, count their confirmations in it too.
+    const redisUrl = TEST_REDIS_URL ? Object.assign(new URL(TEST_REDIS_URL), { pathname: '/11' }).toString() : null;
+    const client = redis ? new Redis(redisUrl!) : null;
     if (client) {
       await client.del(key);
       cleanups.push(async () => {
@@ -178,7 +181,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('e-mail caps across instances
       });
     }
     const smtp = await startTestSmtp(cleanups);
-    const env = { SIGNUP_CONFIRMATION: 'required', MAIL_CONFIRMATION_BUDGET_HOURLY: '1', ...(redis ? { REDIS_URL: TEST_REDIS_URL! } : {}) };
+    const env = { SIGNUP_CONFIRMATION: 'required', MAIL_CONFIRMATION_BUDGET_HOURLY: '1', ...(redis ? { REDIS_URL: redisUrl! } : {}) };
     const a = await createMailTestApp(cleanups, 'postgres', smtp.url, {}, env);
     // On one database (PostgreSQL) or, with Redis, each on its own: the budget is shared all the same.
     const b = await createMailTestApp(cleanups, 'postgres', smtp.url, {}, redis ? env : { ...env, DATABASE_URL: a.databaseUrl });
