@@ -11,7 +11,7 @@
  * host name but localhost (`--host-resolver-rules`). A run that still requested anything else fails.
  * Each run's report is written to bench-results/lighthouse/.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -104,6 +104,19 @@ async function startProduct(): Promise<{ url: string; server: ChildProcess }> {
   });
   await waitForOk(`http://127.0.0.1:${port}/healthz`);
   return { url: `http://127.0.0.1:${port}/`, server };
+}
+
+/** An open offering list (issue 31) on the product's database, made with the production admin CLI: its page's path. */
+function openOfferingList(): string {
+  const env = { ...process.env, DATABASE_URL: `file:${path.join(tmp, 'product.db')}`, AUTH_SECRET_KEY_FILE: path.join(tmp, 'secrets/auth-secret.key'), LOG_LEVEL: 'warn' };
+  const slug = 'bench-offering';
+  const cli = (...args: string[]) => {
+    const run = spawnSync(process.execPath, ['dist/server/cli/admin.js', 'lists', ...args], { env, encoding: 'utf8' });
+    if (run.status !== 0) throw new Error(`admin lists ${args[0]} failed:\n${run.stdout}${run.stderr}`);
+  };
+  cli('create', slug, '--name', 'Orbit Farms, Inc.', '--kind', 'testing-the-waters', '--description', 'Vertical farms for city rooftops.', '--bands', '1000,5000,25000');
+  cli('open', slug);
+  return `offerings/${slug}`;
 }
 
 // The create-vite React template (index.html, main.jsx, App.jsx, its two stylesheets, two logos).
@@ -318,18 +331,20 @@ try {
   const floorDir = await buildFloor();
   product = await startProduct();
   floor = await serveFloor(floorDir);
+  // The landing page, an offering list's page (issue 31: no script of its own) and the floor.
   const targets = [
     { name: 'product', url: product.url },
+    { name: 'offering', url: `${product.url}${openOfferingList()}` },
     { name: 'floor', url: floor.url },
   ];
-  const results: Record<string, RunResult[]> = { product: [], floor: [] };
-  console.log(`Lighthouse ${RUNS}× mobile: product ${product.url} vs floor (bare Vite + React) ${floor.url}`);
+  const results: Record<string, RunResult[]> = { product: [], offering: [], floor: [] };
+  console.log(`Lighthouse ${RUNS}× mobile: product ${product.url} and an offering page vs floor (bare Vite + React) ${floor.url}`);
   for (let round = 1; round <= RUNS; round++) {
     for (const target of targets) {
       const values = await runWithRetries(target.url, target.name, round);
       results[target.name]!.push(values);
       console.log(
-        `  run ${round} ${target.name.padEnd(7)} ` +
+        `  run ${round} ${target.name.padEnd(8)} ` +
           `perf ${values.performance} · LCP ${format('largest-contentful-paint', values['largest-contentful-paint']!)} · ` +
           `FCP ${format('first-contentful-paint', values['first-contentful-paint']!)} · TBT ${format('total-blocking-time', values['total-blocking-time']!)}`,
       );
@@ -340,7 +355,7 @@ try {
     ...CATEGORIES.map((id) => [id, id] as [string, string]),
     ...METRICS.map(({ id, label }) => [id, label] as [string, string]),
   ];
-  console.log(`\nmedian of ${RUNS} runs           product      floor`);
+  console.log(`\nmedian of ${RUNS} runs           product   offering      floor`);
   for (const [id, label] of rows) {
     const cells = targets.map((t) => format(id, median(results[t.name]!.map((r) => r[id]!))).padStart(10));
     console.log(`${label.padEnd(26)}${cells.join(' ')}`);
