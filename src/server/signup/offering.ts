@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { isDatabaseUnavailable, isPostgres } from '../db/database.js';
 import type { ListRecord } from '../db/lists.js';
@@ -7,9 +6,9 @@ import { toWaitlistEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
 import { normalizeIp } from '../geolocation/ip.js';
 import { mailClientKey } from '../mail/index.js';
 import { confirmationMail, isSuppressed, queueRequired, welcomeMail } from '../consent/index.js';
-import { entryLocation, NO_CONSENT_RECORD, type WaitlistEntry } from '../../shared/waitlist/entry.js';
+import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import type { Attribution } from '../../shared/waitlist/attribution.js';
-import { locate, signupError, signupUnavailable, type SignupDeps, type SignupOutcome } from './service.js';
+import { locate, newEntry, signupError, signupUnavailable, type SignupDeps, type SignupOutcome } from './service.js';
 
 /**
  * A signup to an offering list (issue 31, decision 063): the same entry, statuses, consent record
@@ -37,20 +36,7 @@ export async function signUpToOffering(
   const now = (deps.now ?? (() => new Date()))();
   const at = now.toISOString();
   const confirm = deps.consent.confirmation === 'required';
-  if (confirm && !deps.mail.enabled) throw new Error('e-mail is off (no SMTP_URL): cannot queue the confirmation e-mail');
-  const entry: WaitlistEntry = {
-    id: randomUUID(),
-    email,
-    created_at: at,
-    ip_address: ipAddress,
-    ...entryLocation(location),
-    ...NO_CONSENT_RECORD,
-    ...attribution,
-    status: confirm ? 'pending' : 'joined',
-    consent_version: deps.consentVersion,
-    consent_record: deps.consentRecord,
-    confirmation_sent_at: confirm ? at : null,
-  };
+  const entry = newEntry(deps, { email, ipAddress, location, attribution, now });
   const client = mailClientKey(deps.box, ipAddress);
   const answer = { id: entry.id, status: confirm ? 'pending' : 'joined' } as const;
   try {

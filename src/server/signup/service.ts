@@ -125,6 +125,32 @@ export function signupUnavailable(): HttpError {
  * `attribution` (already cleaned, see attribution.ts) is stored with a new entry only: a known
  * address signing up again keeps the attribution of its first signup (first touch).
  */
+/**
+ * A new entry as a signup stores it (the portal's and an offering list's): a time-ordered id
+ * (decision 068), `pending` with its confirmation due under double opt-in, else `joined`.
+ */
+export function newEntry(
+  deps: Pick<SignupDeps, 'consent' | 'consentVersion' | 'consentRecord' | 'mail'>,
+  signup: { email: string; ipAddress: string | null; location: GeoLocation | null; attribution: Attribution; now: Date },
+): WaitlistEntry {
+  const confirm = deps.consent.confirmation === 'required';
+  if (confirm && !deps.mail.enabled) throw new Error('e-mail is off (no SMTP_URL): cannot queue the confirmation e-mail');
+  const at = signup.now.toISOString();
+  return {
+    id: newEntryId(signup.now.getTime()),
+    email: signup.email,
+    created_at: at,
+    ip_address: signup.ipAddress,
+    ...entryLocation(signup.location),
+    ...NO_CONSENT_RECORD,
+    ...signup.attribution,
+    status: confirm ? 'pending' : 'joined',
+    consent_version: deps.consentVersion,
+    consent_record: deps.consentRecord,
+    confirmation_sent_at: confirm ? at : null,
+  };
+}
+
 export async function signUp(
   deps: SignupDeps,
   email: string,
@@ -140,21 +166,7 @@ export async function signUp(
 
   const now = (deps.now ?? (() => new Date()))();
   const confirm = deps.consent.confirmation === 'required';
-  if (confirm && !deps.mail.enabled) throw new Error('e-mail is off (no SMTP_URL): cannot queue the confirmation e-mail');
-  const at = now.toISOString();
-  const entry: WaitlistEntry = {
-    id: newEntryId(now.getTime()),
-    email,
-    created_at: at,
-    ip_address: ipAddress,
-    ...entryLocation(location),
-    ...NO_CONSENT_RECORD,
-    ...attribution,
-    status: confirm ? 'pending' : 'joined',
-    consent_version: deps.consentVersion,
-    consent_record: deps.consentRecord,
-    confirmation_sent_at: confirm ? at : null,
-  };
+  const entry = newEntry(deps, { email, ipAddress, location, attribution, now });
   // Computed once, and only when needed: the batch skips it while no address is suppressed (SQLite).
   let hashed: string | undefined;
   const hash = () => (hashed ??= suppressionHash(deps.box, email));

@@ -34,39 +34,27 @@ export interface SignupsOptions {
 
 export function createSignups(app: FastifyInstance, { geolocator, consentVersion, signupBatch }: SignupsOptions): Signups {
   const batcher = createSignupBatcher({ db: app.database.db, mail: app.mail, webhooks: app.webhooks, log: app.log, hooks: signupBatch });
-  const { db } = app.database;
+  // What both kinds of signup take from the app (each call adds its request's logger).
+  const shared = {
+    db: app.database.db,
+    geolocator,
+    mail: app.mail,
+    webhooks: app.webhooks,
+    box: app.secretBox,
+    consent: app.config.consent,
+    consentVersion,
+  };
   return {
     async createOffering(log, list, email, ip, attribution, intendedAmount) {
-      const deps = {
-        db,
-        geolocator,
-        log,
-        mail: app.mail,
-        webhooks: app.webhooks,
-        box: app.secretBox,
-        consent: app.config.consent,
-        consentVersion,
-        // The texts of this list's page (records: its page version, its statements, the legends).
-        consentRecord: await app.records.listConsentRecord(list),
-      };
+      // The texts of this list's page (records: its page version, its statements, the legends).
+      const deps = { ...shared, log, consentRecord: await app.records.listConsentRecord(list) };
       const outcome = await signUpToOffering(deps, list, email, ip ?? undefined, attribution, intendedAmount);
       if (outcome.created) app.liveWaitlist.signedUp(outcome.id);
       else if (!outcome.held) app.liveWaitlist.changed('rejoined');
       return outcome;
     },
     async create(log, email, ip, attribution, held = null) {
-      const deps = {
-        db: app.database.db,
-        batcher,
-        geolocator,
-        log,
-        mail: app.mail,
-        webhooks: app.webhooks,
-        box: app.secretBox,
-        consent: app.config.consent,
-        consentVersion,
-        consentRecord: app.records.consentRecord,
-      };
+      const deps = { ...shared, batcher, log, consentRecord: app.records.consentRecord };
       const outcome = await signUp(deps, email, ip ?? undefined, attribution, held);
       if (held) return outcome;
       // Committed: open admin pages get a new entry (an array push; sent in batches); a known
