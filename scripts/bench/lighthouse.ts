@@ -88,18 +88,19 @@ function waitForOk(url: string, timeoutMs = 30_000): Promise<void> {
   });
 }
 
+/** The product's environment: its own SQLite database and secret key file (the server's and the admin CLI's). */
+const productEnv = {
+  ...process.env,
+  DATABASE_URL: `file:${path.join(tmp, 'product.db')}`,
+  AUTH_SECRET_KEY_FILE: path.join(tmp, 'secrets/auth-secret.key'),
+  LOG_LEVEL: 'warn',
+};
+
 /** The production server on a free port, with its own SQLite database and secret key file. */
 async function startProduct(): Promise<{ url: string; server: ChildProcess }> {
   const port = await freePort();
   const server = spawn(process.execPath, ['dist/server/main.js'], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: `file:${path.join(tmp, 'product.db')}`,
-      AUTH_SECRET_KEY_FILE: path.join(tmp, 'secrets/auth-secret.key'),
-      LOG_LEVEL: 'warn',
-    },
+    env: { ...productEnv, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   await waitForOk(`http://127.0.0.1:${port}/healthz`);
@@ -108,10 +109,9 @@ async function startProduct(): Promise<{ url: string; server: ChildProcess }> {
 
 /** An open offering list (issue 31) on the product's database, made with the production admin CLI: its page's path. */
 function openOfferingList(): string {
-  const env = { ...process.env, DATABASE_URL: `file:${path.join(tmp, 'product.db')}`, AUTH_SECRET_KEY_FILE: path.join(tmp, 'secrets/auth-secret.key'), LOG_LEVEL: 'warn' };
   const slug = 'bench-offering';
   const cli = (...args: string[]) => {
-    const run = spawnSync(process.execPath, ['dist/server/cli/admin.js', 'lists', ...args], { env, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['dist/server/cli/admin.js', 'lists', ...args], { env: productEnv, encoding: 'utf8' });
     if (run.status !== 0) throw new Error(`admin lists ${args[0]} failed:\n${run.stdout}${run.stderr}`);
   };
   cli('create', slug, '--name', 'Orbit Farms, Inc.', '--kind', 'testing-the-waters', '--description', 'Vertical farms for city rooftops.', '--bands', '1000,5000,25000');
