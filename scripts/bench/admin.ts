@@ -25,6 +25,15 @@
  *      exactly N fewer rows.
  * 3. The server's peak RSS (VmHWM) and the seed time.
  *
+ * With --second-list M (issue 31), an offering list is made first (`dist/server/cli/admin.js lists
+ * create` and `lists open`) and M entries of its own are loaded beside the portal's in the same bulk
+ * load (lib/admin-data.ts: the same generator, another seed, so the same domains and countries, and
+ * DELETE_COUNTRY on min(--delete, M / 10) of them). Every step still runs on the portal's list, and
+ * every count it expects (the match lines, the list's total, select all N, the exported rows, the
+ * delete's N and what remains) is the portal's alone: a step whose page shows the count over both
+ * lists fails at once ("offering entries leaked"), and after the delete the second list must still
+ * hold all its entries.
+ *
  *   npm run build && npm run bench:admin                       # 1,000,000 entries, SQLite and PostgreSQL
  *   npm run bench:admin -- --entries 100000 --db sqlite        # a quick run
  *
@@ -34,12 +43,12 @@
  *   --postgres / BENCH_DATABASE_URL       server for the scratch database (default postgres://postgres@127.0.0.1:5432/test)
  *   --runs / BENCH_RUNS (3)               repetitions of first rows, panel and the filtered steps
  *   --delete / BENCH_DELETE               entries the delete step removes (default 100,000, at most a tenth of --entries)
+ *   --second-list / BENCH_SECOND_LIST (0) entries of a second list (an offering list) seeded beside the portal's
  *   --root / BENCH_ROOT (.)               project root whose dist/ is run (another checkout, for a before/after)
  *   --json FILE                           also write the results as JSON
  *   --verbose                             log the page's API requests of each step (start → end, page clock)
  *   --seed-only                           seed and measure the database's streaming only (no build, no browser)
  */
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -48,22 +57,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium, type Browser } from '@playwright/test';
 import { findChromium } from '../ensure-chromium.mjs';
-import {
-  DELETE_COUNTRY,
-  EXPORT_ALL_SQL,
-  FILTER_COUNTRIES,
-  SEARCH_DOMAINS,
-  freshPostgresDatabase,
-  maxDeleteCount,
-  postgresTarget,
-  seedPostgres,
-  seedSqlite,
-  sqliteTarget,
-  type SeedPlan,
-  type SeedResult,
-  type SeededDatabase,
-} from './lib/admin-data.js';
-import { PAGE_SCRIPT, apiRequestMs, apiRequestsSince, documentTiming, lastEventAt, numberForms, shownAt, takeLongestTask, type ApiRequestMatch, type Condition } from './lib/admin-page.js';
+import { DELETE_COUNTRY, EXPORT_ALL_SQL, FILTER_COUNTRIES, SEARCH_DOMAINS, maxDeleteCount, type SeedPlan, type SeededDatabase } from './lib/admin-data.js';
+import { PORTAL, runAdminCli, secondListCounts, seedDatabase } from './lib/admin-seed.js';
+import { PAGE_SCRIPT, StepFailed, apiRequestMs, apiRequestsSince, documentTiming, lastEventAt, numberForms, shownAt, takeLongestTask, type ApiRequestMatch, type Condition } from './lib/admin-page.js';
 import {
   ADMIN_DELETE_MATCHING_PATH,
   ADMIN_DELETE_PATH,
@@ -72,6 +68,7 @@ import {
   ADMIN_WAITLIST_PATH,
 } from '../../src/shared/admin/waitlist-api.js';
 import { DEFAULT_POSTGRES, fmt, gitDescription } from './lib/harness.js';
+import { log, printReport, secs, type DatabaseResult } from './lib/admin-report.js';
 import { machineDescription, memorySampler } from './lib/proc.js';
 import { freePort, postgresAnswers, startServer, stopServer, type ServerProcess } from './lib/servers.js';
 
@@ -80,7 +77,7 @@ const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 // ---- options ------------------------------------------------------------------------------------
 
 function usage(message: string): never {
-  console.error(`${message}\nUsage: npm run bench:admin -- [--entries N] [--db sqlite|postgres|both] [--runs N] [--delete N] [--postgres URL] [--root DIR] [--json FILE] [--verbose] [--seed-only]`);
+  console.error(`${message}\nUsage: npm run bench:admin -- [--entries N] [--db sqlite|postgres|both] [--runs N] [--delete N] [--second-list N] [--postgres URL] [--root DIR] [--json FILE] [--verbose] [--seed-only]`);
   process.exit(2);
 }
 
@@ -93,6 +90,7 @@ try {
       postgres: { type: 'string' },
       runs: { type: 'string' },
       delete: { type: 'string' },
+      'second-list': { type: 'string' },
       json: { type: 'string' },
       root: { type: 'string' },
       verbose: { type: 'boolean', default: false },
@@ -115,6 +113,10 @@ const entries = wholeOption('entries', flags.entries ?? process.env.BENCH_ENTRIE
 const runs = wholeOption('runs', flags.runs ?? process.env.BENCH_RUNS, 3, 1);
 const deleteCount = wholeOption('delete', flags.delete ?? process.env.BENCH_DELETE, Math.min(100_000, maxDeleteCount(entries)), 1);
 if (deleteCount > maxDeleteCount(entries)) usage(`--delete ${deleteCount} is more than a tenth of --entries ${entries}`);
+/** The second list's entries (0: none), and how many of them are in DELETE_COUNTRY (which the delete must leave). */
+const second = wholeOption('second-list', flags['second-list'] ?? process.env.BENCH_SECOND_LIST, 0, 0);
+const secondDelete = Math.min(deleteCount, maxDeleteCount(second));
+const SECOND_LIST_SLUG = 'bench-offering';
 const dbChoice = (flags.db ?? process.env.BENCH_DB ?? 'both').trim();
 if (!['sqlite', 'postgres', 'both'].includes(dbChoice)) usage(`--db must be sqlite, postgres or both, got "${dbChoice}"`);
 const kinds = (dbChoice === 'both' ? ['sqlite', 'postgres'] : [dbChoice]) as Array<'sqlite' | 'postgres'>;
@@ -127,6 +129,7 @@ const mainJs = path.join(buildRoot, 'dist/server/main.js');
 const adminCli = path.join(buildRoot, 'dist/server/cli/admin.js');
 
 if (!seedOnly && !fs.existsSync(mainJs)) usage(`${mainJs} is missing: run \`npm run build\` first.`);
+if (second > 0 && !fs.existsSync(adminCli)) usage(`${adminCli} is missing (--second-list makes its list with it): run \`npm run build\` first.`);
 if (kinds.includes('postgres') && !(await postgresAnswers(postgresUrl))) {
   usage(`PostgreSQL at ${postgresUrl} did not answer: start it, set BENCH_DATABASE_URL / --postgres, or run with --db sqlite.`);
 }
@@ -166,14 +169,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 // ---- results --------------------------------------------------------------------------------------
 
-interface Sample {
-  ms: number;
-  /** Longest main-thread task during the step, ms (0: none over 50 ms). */
-  longestTask: number;
-  /** The step's main API request, start to last byte (resource timing), ms; null when not seen. */
-  apiMs?: number | null;
-}
-
 /** The API request behind each step (the page's own calls, src/shared/admin/waitlist-api.ts). */
 const API: Record<string, ApiRequestMatch> = {
   firstPage: { path: ADMIN_WAITLIST_PATH, without: 'cursor=' },
@@ -181,56 +176,7 @@ const API: Record<string, ApiRequestMatch> = {
   export: { path: ADMIN_EXPORT_PATH },
 };
 
-interface DatabaseResult {
-  kind: 'sqlite' | 'postgres';
-  seed?: SeedResult & { totalMs: number };
-  firstRows: Sample[];
-  panel: Sample[];
-  search: Array<Sample & { query: string; matching: number }>;
-  urlFilter: Array<Sample & { country: string; matching: number }>;
-  selectAll?: Sample;
-  exportAll: Array<Sample & { rows: number; file: string }>;
-  streaming?: { runs: number[]; rows: number };
-  deleteSelect?: Sample;
-  deleted?: Sample & { remaining: number };
-  peakRssBytes?: number;
-  error?: string;
-}
-
-const median = (values: number[]) => {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-const log = (kind: string, text: string) => console.error(`[${kind}] ${text}`);
-const secs = (ms: number) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s` : '-');
-
 // ---- one database -----------------------------------------------------------------------------------
-
-async function seedDatabase(kind: 'sqlite' | 'postgres', workDir: string, plan: SeedPlan, result: DatabaseResult): Promise<SeededDatabase> {
-  log(kind, `seeding ${fmt(plan.entries)} entries…`);
-  const started = performance.now();
-  let target: SeededDatabase;
-  if (kind === 'sqlite') {
-    const file = path.join(workDir, 'waitlist.db');
-    target = sqliteTarget(file);
-    result.seed = { ...(await seedSqlite(file, plan)), totalMs: 0 };
-  } else {
-    const scratch = await freshPostgresDatabase(postgresUrl, 'waitlist_bench_admin');
-    cleanups.add(() => scratch.drop());
-    target = postgresTarget(scratch.url);
-    result.seed = { ...(await seedPostgres(scratch.url, plan)), totalMs: 0 };
-  }
-  result.seed.totalMs = performance.now() - started;
-  log(kind, `seeded in ${secs(result.seed.totalMs)} (load ${secs(result.seed.loadMs)}${result.seed.vacuumMs ? `, VACUUM ANALYZE ${secs(result.seed.vacuumMs)}` : ''})`);
-  const stored = await target.count('SELECT count(*) AS n FROM waitlist');
-  const toDelete = await target.count('SELECT count(*) AS n FROM waitlist WHERE country = ?', [DELETE_COUNTRY]);
-  if (stored !== plan.entries || toDelete !== plan.deleteCount) {
-    throw new Error(`seeding left ${stored} entries (${toDelete} in ${DELETE_COUNTRY}); expected ${plan.entries} (${plan.deleteCount})`);
-  }
-  return target;
-}
 
 async function measureStreaming(kind: string, target: SeededDatabase, result: DatabaseResult): Promise<void> {
   const times: number[] = [];
@@ -242,16 +188,6 @@ async function measureStreaming(kind: string, target: SeededDatabase, result: Da
   }
   result.streaming = { runs: times, rows };
   log(kind, `database streaming of every row: ${times.map(secs).join(', ')}`);
-}
-
-function createAdmin(databaseUrl: string, env: NodeJS.ProcessEnv): void {
-  const run = spawnSync(process.execPath, [adminCli, 'create', admin.email], {
-    env: { ...env, DATABASE_URL: databaseUrl },
-    input: `${admin.password}\n`,
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  if (run.status !== 0) throw new Error(`admin create failed (${run.status ?? run.signal}):\n${run.stdout}${run.stderr}`);
 }
 
 /** Lines of a CSV file (streamed: the file may be hundreds of MB), minus the header. */
@@ -269,7 +205,7 @@ async function csvRecords(file: string): Promise<number> {
 const matchLine = (m: number) => numberForms(m).map((n) => `${n} ${m === 1 ? 'entry matches' : 'entries match'} the filters`);
 const selectedText = (k: number) => numberForms(k).map((n) => `(${n} selected)`);
 
-async function measureInBrowser(kind: string, browser: Browser, base: string, target: SeededDatabase, result: DatabaseResult): Promise<void> {
+async function measureInBrowser(kind: string, browser: Browser, base: string, target: SeededDatabase, secondListId: number | null, result: DatabaseResult): Promise<void> {
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
   cleanups.add(() => context.close());
   await context.addInitScript({ content: PAGE_SCRIPT });
@@ -278,8 +214,29 @@ async function measureInBrowser(kind: string, browser: Browser, base: string, ta
   const failureShot = async (err: unknown): Promise<never> => {
     const shot = path.join(os.tmpdir(), `waitlist-bench-admin-${kind}-failure.png`);
     await page.screenshot({ path: shot, fullPage: true }).catch(() => undefined);
-    throw new Error(`${(err as Error).message}\n(screenshot of the page: ${shot})`);
+    const leak = err instanceof StepFailed ? `the second list's entries LEAKED into the portal's list: ` : '';
+    throw new Error(`${leak}${(err as Error).message}\n(screenshot of the page: ${shot})`);
   };
+
+  /**
+   * The portal's count of the entries `where` holds for, and (with a second list) the count over
+   * both lists, when it differs: the number a step must never show (its fail texts).
+   */
+  const counted = async (where: string, params: unknown[]): Promise<{ portal: number; leaked: number | null }> => {
+    const portal = await target.count(`SELECT count(*) AS n FROM waitlist WHERE ${PORTAL} AND ${where}`, params);
+    if (secondListId === null) return { portal, leaked: null };
+    const all = await target.count(`SELECT count(*) AS n FROM waitlist WHERE ${where}`, params);
+    if (all === portal) log(kind, `note: the second list has no entry where ${where} (${params.join(', ')}): a leak into this step would not show`);
+    return { portal, leaked: all === portal ? null : all };
+  };
+  /** The fail texts of a count that took in the second list's entries (`leaked`), written as `texts` writes a count. */
+  const leakTexts = (leaked: number | null, texts: (n: number) => string[]) => (leaked === null ? [] : texts(leaked));
+  /** The portal's whole list, and its delete step, as counted over both lists. */
+  const allLeaked = secondListId === null ? null : entries + second;
+  const deleteLeaked = secondListId === null || secondDelete === 0 ? null : deleteCount + secondDelete;
+  const peopleText = (n: number) => numberForms(n).map((f) => `${f} people signed up`);
+  const exportedText = (n: number) => numberForms(n).map((f) => `Exported ${f} entries`);
+  const deletedText = (n: number) => numberForms(n).map((f) => `Deleted ${f} entries`);
 
   /** --verbose: the API requests the page made for a step. */
   const trace = async (step: string, since: number) => {
@@ -321,11 +278,16 @@ async function measureInBrowser(kind: string, browser: Browser, base: string, ta
 
       // Search typed into the loaded page (the panel is shown: the page is quiet).
       const domain = SEARCH_DOMAINS[r % SEARCH_DOMAINS.length]!;
-      const matching = await target.count('SELECT count(*) AS n FROM waitlist WHERE email LIKE ?', [`%@${domain}`]);
+      const { portal: matching, leaked: searchLeaked } = await counted('email LIKE ?', [`%@${domain}`]);
       await takeLongestTask(page);
       await page.getByLabel('Search', { exact: true }).fill(`@${domain}`);
       const typedAt = await lastEventAt(page, 'input');
-      const searchAt = await shownAt(page, `search "@${domain}"`, { firstRow: { emailSuffix: `@${domain}` }, texts: [matchLine(matching)] }, TIMEOUT.interaction);
+      const searchAt = await shownAt(
+        page,
+        `search "@${domain}"`,
+        { firstRow: { emailSuffix: `@${domain}` }, texts: [matchLine(matching)], failTexts: leakTexts(searchLeaked, matchLine) },
+        TIMEOUT.interaction,
+      );
       result.search.push({
         ms: searchAt - typedAt,
         longestTask: await takeLongestTask(page),
@@ -338,9 +300,9 @@ async function measureInBrowser(kind: string, browser: Browser, base: string, ta
       // A filter in the URL (a shared link, a reload).
       await settle('search');
       const country = FILTER_COUNTRIES[r % FILTER_COUNTRIES.length]!;
-      const inCountry = await target.count('SELECT count(*) AS n FROM waitlist WHERE country = ?', [country]);
+      const { portal: inCountry, leaked: countryLeaked } = await counted('country = ?', [country]);
       await page.goto(`${base}/admin?country=${encodeURIComponent(country)}`, { waitUntil: 'commit' });
-      const filteredAt = await shownAt(page, `?country=${country}`, { firstRow: {}, texts: [matchLine(inCountry)] }, TIMEOUT.shown);
+      const filteredAt = await shownAt(page, `?country=${country}`, { firstRow: {}, texts: [matchLine(inCountry)], failTexts: leakTexts(countryLeaked, matchLine) }, TIMEOUT.shown);
       result.urlFilter.push({ ms: filteredAt, longestTask: await takeLongestTask(page), apiMs: await apiRequestMs(page, 0, API.firstPage!), country, matching: inCountry });
       await trace(`?country= shown ${filteredAt.toFixed(0)} ms`, 0);
       log(kind, `run ${r + 1}/${runs}: first rows ${secs(rowsAt)}, panel ${secs(panelAt)}, search ${secs(searchAt - typedAt)}, URL filter ${secs(filteredAt)}`);
@@ -349,12 +311,12 @@ async function measureInBrowser(kind: string, browser: Browser, base: string, ta
     // Select all of every entry, then Export All from that view.
     await settle('URL filter');
     await page.goto(`${base}/admin`, { waitUntil: 'commit' });
-    await shownAt(page, 'the unfiltered list', { firstRow: {}, texts: [numberForms(entries).map((n) => `${n} people signed up`)] }, TIMEOUT.shown);
+    await shownAt(page, 'the unfiltered list', { firstRow: {}, texts: [peopleText(entries)], failTexts: leakTexts(allLeaked, peopleText) }, TIMEOUT.shown);
     await settle('the unfiltered list');
     await takeLongestTask(page);
     await page.getByRole('checkbox', { name: 'Select all', exact: true }).first().click();
     const selectClickAt = await lastEventAt(page, 'click');
-    const selectedAt = await shownAt(page, 'select all', { texts: [selectedText(entries)] }, TIMEOUT.interaction);
+    const selectedAt = await shownAt(page, 'select all', { texts: [selectedText(entries)], failTexts: leakTexts(allLeaked, selectedText) }, TIMEOUT.interaction);
     result.selectAll = { ms: selectedAt - selectClickAt, longestTask: await takeLongestTask(page) };
     log(kind, `select all ${fmt(entries)}: ${secs(result.selectAll.ms)}`);
 
@@ -362,7 +324,7 @@ async function measureInBrowser(kind: string, browser: Browser, base: string, ta
     // median: the first is the server's and the browser's first export (code not yet optimized by
     // V8, Chromium's first large download), the others show the steady state. Each starts once the
     // page has shown the previous one's toast and the toast has gone: both ends are done with it.
-    const exported = numberForms(entries).map((n) => `Exported ${n} entries`);
+    const exported = exportedText(entries);
     for (let run = 0; run < STREAMING_RUNS; run++) {
       const exportPageStart = await page.evaluate(() => performance.now());
       const exportStarted = performance.now();
@@ -384,21 +346,24 @@ async function measureInBrowser(kind: string, browser: Browser, base: string, ta
       });
       log(kind, `export all ${run + 1}/${STREAMING_RUNS}: ${secs(exportMs)}, ${fmt(rows)} rows in ${download.suggestedFilename()}`);
       await trace('export', exportPageStart);
-      if (rows !== entries) throw new Error(`Export All wrote ${rows} rows, not ${entries}`);
+      if (rows !== entries) {
+        const leak = allLeaked !== null && rows > entries ? `: the second list's entries LEAKED into the portal's export (it holds ${second})` : '';
+        throw new Error(`Export All wrote ${rows} rows, not ${entries}${leak}`);
+      }
       await fs.promises.rm(file, { force: true });
-      await shownAt(page, `export ${run + 1}: the toast`, { texts: [exported] }, TIMEOUT.export);
+      await shownAt(page, `export ${run + 1}: the toast`, { texts: [exported], failTexts: leakTexts(allLeaked, exportedText) }, TIMEOUT.export);
       await shownAt(page, `export ${run + 1}: the toast gone`, { absentTexts: exported }, TIMEOUT.interaction);
     }
     await measureStreaming(kind, target, result);
 
     // Delete exactly deleteCount entries: the one country that has them, select all, delete.
     await page.goto(`${base}/admin?country=${encodeURIComponent(DELETE_COUNTRY)}`, { waitUntil: 'commit' });
-    await shownAt(page, `?country=${DELETE_COUNTRY}`, { firstRow: {}, texts: [matchLine(deleteCount)] }, TIMEOUT.shown);
+    await shownAt(page, `?country=${DELETE_COUNTRY}`, { firstRow: {}, texts: [matchLine(deleteCount)], failTexts: leakTexts(deleteLeaked, matchLine) }, TIMEOUT.shown);
     await settle(`?country=${DELETE_COUNTRY}`);
     await takeLongestTask(page);
     await page.getByRole('checkbox', { name: 'Select all', exact: true }).first().click();
     const selectDeleteAt = await lastEventAt(page, 'click');
-    const selectedDeleteAt = await shownAt(page, `select all ${deleteCount}`, { texts: [selectedText(deleteCount)] }, TIMEOUT.interaction);
+    const selectedDeleteAt = await shownAt(page, `select all ${deleteCount}`, { texts: [selectedText(deleteCount)], failTexts: leakTexts(deleteLeaked, selectedText) }, TIMEOUT.interaction);
     result.deleteSelect = { ms: selectedDeleteAt - selectDeleteAt, longestTask: await takeLongestTask(page) };
     await page.getByRole('button', { name: 'Delete Selected', exact: true }).click();
     const dialog = page.getByRole('alertdialog').or(page.getByRole('dialog'));
@@ -407,18 +372,24 @@ async function measureInBrowser(kind: string, browser: Browser, base: string, ta
     const deletedAt = await shownAt(
       page,
       `delete ${deleteCount}`,
-      { texts: [numberForms(deleteCount).map((n) => `Deleted ${n} entries`)], absentTexts: selectedText(deleteCount) },
+      { texts: [deletedText(deleteCount)], absentTexts: selectedText(deleteCount), failTexts: leakTexts(deleteLeaked, deletedText) },
       TIMEOUT.delete,
     );
-    const remaining = await target.count('SELECT count(*) AS n FROM waitlist');
+    const remaining = await target.count(`SELECT count(*) AS n FROM waitlist WHERE ${PORTAL}`);
     const deleteApiMs =
       (await apiRequestMs(page, deleteClickAt, { path: ADMIN_DELETE_MATCHING_PATH })) ?? (await apiRequestMs(page, deleteClickAt, { path: ADMIN_DELETE_PATH }));
     result.deleted = { ms: deletedAt - deleteClickAt, longestTask: await takeLongestTask(page), apiMs: deleteApiMs, remaining };
     log(kind, `delete ${fmt(deleteCount)}: ${secs(result.deleted.ms)}`);
     await trace(`delete clicked at ${deleteClickAt.toFixed(0)} ms, shown ${deletedAt.toFixed(0)} ms`, selectDeleteAt);
     if (remaining !== entries - deleteCount) throw new Error(`after the delete the database holds ${remaining} entries, not ${entries - deleteCount}`);
-    const left = await target.count('SELECT count(*) AS n FROM waitlist WHERE country = ?', [DELETE_COUNTRY]);
+    const left = await target.count(`SELECT count(*) AS n FROM waitlist WHERE ${PORTAL} AND country = ?`, [DELETE_COUNTRY]);
     if (left !== 0) throw new Error(`after the delete ${left} entries in ${DELETE_COUNTRY} are left`);
+    if (secondListId !== null) {
+      const [inList, inListToDelete] = await secondListCounts(target, secondListId);
+      if (inList !== second || inListToDelete !== secondDelete) {
+        throw new Error(`the delete LEAKED into the second list: it holds ${inList} entries (${inListToDelete} in ${DELETE_COUNTRY}), not ${second} (${secondDelete})`);
+      }
+    }
   } catch (err) {
     await failureShot(err);
   }
@@ -430,21 +401,22 @@ async function benchDatabase(kind: 'sqlite' | 'postgres', browser: Browser | nul
   const removeWorkDir = () => fs.rmSync(workDir, { recursive: true, force: true });
   cleanups.add(removeWorkDir);
   let server: ServerProcess | undefined;
+  // A key of its own, so the bench never writes secrets/ under the project.
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    AUTH_SECRET_KEY: randomBytes(32).toString('base64'),
+  };
   try {
-    const target = await seedDatabase(kind, workDir, plan, result);
+    const secondList = second > 0 ? { slug: SECOND_LIST_SLUG, entries: second, deleteCount: secondDelete } : null;
+    const { target, secondListId } = await seedDatabase(kind, { workDir, plan, env, postgresUrl, adminCli, secondList, onCleanup: (fn) => cleanups.add(fn) }, result);
     if (!browser) {
       await measureStreaming(kind, target, result);
       return result;
     }
-    // A key of its own, so the bench never writes secrets/ under the project.
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      AUTH_SECRET_KEY: randomBytes(32).toString('base64'),
-    };
-    createAdmin(target.url, env);
+    runAdminCli(adminCli, target.url, env, ['create', admin.email], `${admin.password}\n`);
     const started = await startServer({
       name: `product (${kind})`,
       nodeArgs: [mainJs],
@@ -458,7 +430,7 @@ async function benchDatabase(kind: 'sqlite' | 'postgres', browser: Browser | nul
     cleanups.add(stop);
     const memory = memorySampler(started.pid);
     try {
-      await measureInBrowser(kind, browser, `http://127.0.0.1:${started.port}`, target, result);
+      await measureInBrowser(kind, browser, `http://127.0.0.1:${started.port}`, target, secondListId, result);
     } finally {
       result.peakRssBytes = memory.peak;
       memory.stop();
@@ -472,126 +444,10 @@ async function benchDatabase(kind: 'sqlite' | 'postgres', browser: Browser | nul
   return result;
 }
 
-// ---- the report ------------------------------------------------------------------------------------
-
-interface Cell {
-  value: string;
-  met?: boolean;
-  /** Longest main-thread task, ms. */
-  task?: number;
-  /** The API request's time (median over the runs), ms. */
-  api?: number | null;
-}
-
-interface Row {
-  step: string;
-  goal: string;
-  cell: (r: DatabaseResult) => Cell | null;
-}
-
-const GOAL_TASK_MS = 200;
-const medianSample = (samples: Sample[]) => {
-  const api = samples.map((s) => s.apiMs).filter((ms): ms is number => typeof ms === 'number');
-  return { ms: median(samples.map((s) => s.ms)), task: Math.max(0, ...samples.map((s) => s.longestTask)), api: api.length ? median(api) : null };
-};
-const spread = (samples: Sample[]) => (samples.length > 1 ? ` [${samples.map((s) => (s.ms / 1000).toFixed(2)).join(' ')}]` : '');
-
-function timedRow(step: string, goalMs: number | null, pick: (r: DatabaseResult) => Sample[]): Row {
-  return {
-    step,
-    goal: goalMs === null ? '' : `≤ ${goalMs / 1000} s`,
-    cell: (r) => {
-      const samples = pick(r);
-      if (samples.length === 0) return null;
-      const { ms, task, api } = medianSample(samples);
-      return { value: `${secs(ms)}${spread(samples)}`, met: goalMs === null ? undefined : ms <= goalMs, task, api };
-    },
-  };
-}
-
-function allTasks(r: DatabaseResult): number[] {
-  return [
-    ...r.firstRows,
-    ...r.panel,
-    ...r.search,
-    ...r.urlFilter,
-    ...r.exportAll,
-    ...[r.selectAll, r.deleteSelect, r.deleted].filter((s): s is Sample => s !== undefined),
-  ].map((s) => s.longestTask);
-}
-
-const rows: Row[] = [
-  {
-    step: 'seed (load + indexes)',
-    goal: '',
-    cell: (r) =>
-      r.seed
-        ? { value: `${secs(r.seed.totalMs)}${r.seed.vacuumMs ? ` (VACUUM ANALYZE ${secs(r.seed.vacuumMs)} of it)` : ''}` }
-        : null,
-  },
-  timedRow(`first rows (median of ${runs})`, 1000, (r) => r.firstRows),
-  timedRow(`filtered: Search "@domain"`, 500, (r) => r.search),
-  timedRow(`filtered: URL ?country=`, 500, (r) => r.urlFilter),
-  timedRow(`insight panel`, 1000, (r) => r.panel),
-  timedRow(`select all ${fmt(entries)}`, null, (r) => (r.selectAll ? [r.selectAll] : [])),
-  {
-    step: `export all → file saved (median of ${STREAMING_RUNS})`,
-    goal: '≤ 1.5× database',
-    cell: (r) => {
-      if (r.exportAll.length === 0) return null;
-      const floor = r.streaming ? median(r.streaming.runs) : Number.NaN;
-      const { ms, task, api } = medianSample(r.exportAll);
-      const ratio = ms / floor;
-      return { value: `${secs(ms)} = ${ratio.toFixed(2)}×${spread(r.exportAll)}`, met: ratio <= 1.5, task, api };
-    },
-  },
-  {
-    step: `  database streaming (median of ${STREAMING_RUNS})`,
-    goal: '',
-    cell: (r) => (r.streaming ? { value: `${secs(median(r.streaming.runs))} [${r.streaming.runs.map((ms) => (ms / 1000).toFixed(2)).join(' ')}]` } : null),
-  },
-  timedRow(`select all ${fmt(deleteCount)} (filtered)`, null, (r) => (r.deleteSelect ? [r.deleteSelect] : [])),
-  timedRow(`delete ${fmt(deleteCount)} selected`, null, (r) => (r.deleted ? [r.deleted] : [])),
-  {
-    step: 'longest main-thread task',
-    goal: `≤ ${GOAL_TASK_MS} ms`,
-    cell: (r) => {
-      const tasks = allTasks(r);
-      if (tasks.length === 0) return null;
-      const longest = Math.max(...tasks);
-      return { value: `${longest} ms`, met: longest <= GOAL_TASK_MS };
-    },
-  },
-  { step: 'server peak RSS', goal: '', cell: (r) => (r.peakRssBytes ? { value: `${fmt(r.peakRssBytes / 2 ** 20)} MiB` } : null) },
-];
-
-function printReport(results: DatabaseResult[]): void {
-  const header = ['step', 'goal', ...results.flatMap((r) => [r.kind, 'met', 'longest task', 'API request'])];
-  const table = rows.map((row) => [
-    row.step,
-    row.goal,
-    ...results.flatMap((r) => {
-      const c = row.cell(r);
-      if (!c) return ['-', '', '', ''];
-      return [
-        c.value,
-        c.met === undefined ? '' : c.met ? 'yes' : 'NO',
-        c.task === undefined ? '' : c.task === 0 ? '< 50 ms' : `${c.task} ms`,
-        typeof c.api === 'number' ? secs(c.api) : '',
-      ];
-    }),
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...table.map((line) => line[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-  console.log(line(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const cells of table) console.log(line(cells));
-}
-
 // ---- main ------------------------------------------------------------------------------------------
 
 const plan: SeedPlan = { entries, deleteCount, now: Date.now() };
-console.log(`admin benchmark: ${fmt(entries)} entries (delete step: ${fmt(deleteCount)}), ${kinds.join(' and ')}, ${seedOnly ? 'seed and database streaming only' : `headless Chromium 1280×900, ${runs} run${runs === 1 ? '' : 's'} of the cheap steps (median)`}`);
+console.log(`admin benchmark: ${fmt(entries)} entries (delete step: ${fmt(deleteCount)})${second > 0 ? ` on the portal's list, beside a second list (${SECOND_LIST_SLUG}) of ${fmt(second)} entries (${fmt(secondDelete)} in ${DELETE_COUNTRY})` : ''}, ${kinds.join(' and ')}, ${seedOnly ? 'seed and database streaming only' : `headless Chromium 1280×900, ${runs} run${runs === 1 ? '' : 's'} of the cheap steps (median)`}`);
 console.log(machineDescription());
 console.log(`build: ${gitDescription(buildRoot)}${kinds.includes('postgres') ? `; PostgreSQL ${new URL(postgresUrl).host}` : ''}\n`);
 
@@ -610,7 +466,7 @@ try {
 }
 
 console.log('');
-printReport(results);
+printReport(results, { runs, entries, deleteCount, secondList: second, streamingRuns: STREAMING_RUNS });
 console.log(
   `\nTimes are measured in the page (navigation start, or the input/click event, to the first frame showing the result);` +
     `\n"API request": the step's main call, from its start to its last byte (the page's resource timing: server + transfer).` +
@@ -620,7 +476,7 @@ console.log(
 const failed = results.filter((r) => r.error);
 for (const r of failed) console.log(`\n${r.kind} FAILED: ${r.error}`);
 if (flags.json) {
-  fs.writeFileSync(flags.json, JSON.stringify({ entries, deleteCount, runs, machine: machineDescription(), build: gitDescription(buildRoot), results }, null, 2));
+  fs.writeFileSync(flags.json, JSON.stringify({ entries, deleteCount, secondList: second, runs, machine: machineDescription(), build: gitDescription(buildRoot), results }, null, 2));
   console.log(`\nresults written to ${flags.json}`);
 }
 process.exitCode = failed.length > 0 ? 1 : 0;

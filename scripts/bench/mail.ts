@@ -70,7 +70,7 @@ import { formatSummary, summarizeCpuProfile, type CpuProfile } from './lib/cpu-p
 import { sqliteCommitRate } from './lib/disk.js';
 import { emptyHistogram, mergeHistograms, quantileMs } from './lib/histogram.js';
 import type { PhaseResult } from './lib/load-generator.js';
-import { databaseSpecs, fmt, gitDescription, numberOption, otherStatuses, prepareTarget, removeWorkDir, startGenerator, type Generator, type Target } from './lib/harness.js';
+import { databaseSpecs, fmt, GENERATOR_SOURCES, gitDescription, numberOption, otherStatuses, prepareTarget, removeWorkDir, startGenerator, type Generator, type Target } from './lib/harness.js';
 import { floorMessageId, type FloorCommand, type FloorMessage, type FloorResult } from './lib/mail-floor.js';
 import { startBenchSmtpServer, type Arrival, type BenchSmtpServer } from './lib/mail-smtp.js';
 import { cpuPressure, cpuSeconds, machineDescription, memorySampler } from './lib/proc.js';
@@ -128,7 +128,7 @@ if (!fs.existsSync(mainJs) || !fs.existsSync(transportJs)) {
 }
 
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waitlist-bench-mail-'));
-const jsDir = transpileFiles(benchDir, ['lib/load-generator.ts', 'lib/addresses.ts', 'lib/histogram.ts', 'lib/mail-floor.ts', '../../src/server/geolocation/ip.ts'], path.join(workDir, 'js'), projectRoot);
+const jsDir = transpileFiles(benchDir, [...GENERATOR_SOURCES, 'lib/mail-floor.ts'], path.join(workDir, 'js'), projectRoot);
 /** Letters and digits only: the LIKE-safe prefix of every address of this run. */
 const prefix = `mail${randomBytes(4).toString('hex')}`;
 const messageIdHost = new URL(PUBLIC_URL).hostname;

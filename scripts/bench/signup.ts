@@ -23,6 +23,30 @@
  * asking a DNS server this script runs on 127.0.0.1 (answering every name with an MX; its answer time
  * is printed in the header); --no-screening turns both off.
  *
+ * --checks-compare (issue 28's goal: all three abuse checks cost at most 15% of the signups/s and add
+ * at most 2 ms to the p99 at 100 connections) runs two products side by side, each on a database of
+ * its own, per round: all checks off, all three on (the throwaway list, the MX check against the
+ * bench's DNS server, and the proof of work, SIGNUP_CHALLENGE=proof-of-work), then the floor; and
+ * prints their differences. The load generator sends each signup of the checks-on product with a
+ * valid, unused solution, as the form does (the `altcha` field, CHALLENGE_FIELD, beside the address;
+ * the client address that fetched the challenge as X-Forwarded-For): before every phase of that
+ * product it fetches challenges from it and solves them (lib/challenge-pool.ts; not timed, the
+ * product's CPU for issuing them is printed apart), as many as the phase may send: the highest rate
+ * seen so far × the phase's seconds × 2, plus one per connection (its warm-up: the checks-off
+ * product's warm-up rate × 3; the open loop: exactly its requests). A signup the pool has none left for is sent
+ * without one, counted and reported as a failure (it would be held), never hidden. After the run
+ * no entry of either product may be held.
+ *
+ * The difficulty is the config's minimum, SIGNUP_CHALLENGE_MAX_NUMBER=1000 (default 50,000), so
+ * solving the pool takes seconds, not minutes. The server's cost per signup does not depend on it:
+ * a solution is checked (src/server/challenge/pow.ts verifySignupSolution, as altcha-lib's
+ * verifySolution in node_modules/altcha-lib/dist/esm/v1/index.js, which calls createChallenge with
+ * the sent number) with one SHA-256 of salt + number and one HMAC of the challenge, whatever the
+ * maxnumber (only compared with the number); salt + number fit one SHA-256 block either way, and the
+ * spent-challenge write is the same. Issuing one costs the same too (a random number below maxnumber).
+ * The challenges live for an hour (SIGNUP_CHALLENGE_TTL_SECONDS=3600), so pre-solved ones never
+ * expire during a run (a pool's solutions expiring within 10 minutes are dropped at its next fill).
+ *
  * After the run the product is killed (SIGKILL, as a crash) and every address it acknowledged with
  * 201 must be in the database; the run fails loudly otherwise.
  *
@@ -30,6 +54,7 @@
  *   npm run bench:signup -- --databases sqlite --seconds 5 --rounds 2
  *   BENCH_DATABASE_URLS=postgres://postgres@127.0.0.1:5432/test npm run bench:signup
  *   npm run bench:signup -- --profile       # CPU profile of the product under load, by category
+ *   npm run bench:signup -- --checks-compare  # all three abuse checks on against all off (issue 28)
  *
  * Options (flag, or environment variable):
  *   --databases / BENCH_DATABASE_URLS   comma-separated: `sqlite` (or `file:`) for a fresh SQLite file,
@@ -60,6 +85,11 @@
  *                                       spreads the addresses over N domains (d<i>.example.com), or `fresh`:
  *                                       a domain of its own per signup, so each one asks DNS (the MX
  *                                       check's worst case); 0: all at example.com (one query, then cached)
+ *   --checks-compare / BENCH_CHECKS_COMPARE=1
+ *                                       rounds of (product with all three abuse checks off, product with
+ *                                       all three on, floor), each product on its own database, and the
+ *                                       differences against issue 28's goals (see above); not with
+ *                                       --no-screening, --refused-sign-ins or --profile
  *   --json FILE                         also write the results as JSON
  * Other environment variables reach the product unchanged (REDIS_URL=… benchmarks Redis counters).
  * The product's DNS is always the bench's own server: a bench never depends on the network's DNS.
@@ -70,22 +100,32 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { benchNumber, parseEmailDomains } from './lib/addresses.js';
+import { parseEmailDomains } from './lib/addresses.js';
 import { screeningDns, type ScreeningDns } from './lib/screening-dns.js';
 import { transpileFiles } from './lib/compile.js';
 import { formatSummary, summarizeCpuProfile, type CpuProfile } from './lib/cpu-profile.js';
-import { printOpenTable, printTable, summarize, type OpenRow, type Phase, type PostgresCpu, type Row } from './lib/signup-report.js';
-import { databaseSpecs, fmt, gitDescription, numberOption, otherStatuses, prepareTarget, removeWorkDir, startGenerator, type Generator, type Target } from './lib/harness.js';
+import { printChecksComparison, printOpenTable, printTable, summarize, type OpenRow, type Phase, type Row } from './lib/signup-report.js';
+import { databaseSpecs, fmt, GENERATOR_SOURCES, gitDescription, numberOption, otherStatuses, prepareTarget, removeWorkDir, startGenerator, type Generator, type Target } from './lib/harness.js';
 import { sqliteCommitRate } from './lib/disk.js';
 import { refusedSignIns } from './lib/refused-sign-ins.js';
-import { cpuPressure, cpuSeconds, fileSystemType, machineDescription, memorySampler, postgresCpuSampler } from './lib/proc.js';
+import { cpuPressure, fileSystemType, machineDescription, memorySampler } from './lib/proc.js';
 import {
-  freePort,
-  startServer,
-  stopServer,
-  storedAddresses,
-  type ServerProcess,
-} from './lib/servers.js';
+  BENCH_CHALLENGE_MAX_NUMBER,
+  checksEnv,
+  closedPoolSize,
+  fillPool,
+  newProduct,
+  POOL_MARGIN,
+  verifyStored,
+  walSizeMb,
+  withCpu,
+  type Checks,
+  type PgSampler,
+  type Product,
+  type ProductSpec,
+  type Sampler,
+} from './lib/signup-products.js';
+import { freePort, startServer, stopServer, type ServerProcess } from './lib/servers.js';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const projectRoot = path.resolve(benchDir, '../..');
@@ -106,6 +146,7 @@ const { values: flags } = parseArgs({
     label: { type: 'string' },
     'refused-sign-ins': { type: 'boolean' },
     'no-screening': { type: 'boolean' },
+    'checks-compare': { type: 'boolean' },
     rate: { type: 'string' },
     'rate-seconds': { type: 'string' },
     'email-domains': { type: 'string' },
@@ -125,12 +166,18 @@ const options = {
   label: flags.label ?? process.env.BENCH_LABEL,
   refusedSignIns: flags['refused-sign-ins'] ?? ['1', 'true'].includes(process.env.BENCH_REFUSED_SIGN_INS ?? ''),
   screening: !(flags['no-screening'] ?? ['0', 'false', 'off'].includes(process.env.BENCH_SCREENING ?? '')),
+  checksCompare: flags['checks-compare'] ?? ['1', 'true'].includes(process.env.BENCH_CHECKS_COMPARE ?? ''),
   rate: numberOption(flags.rate, process.env.BENCH_RATE, 1000),
   rateSeconds: numberOption(flags['rate-seconds'], process.env.BENCH_RATE_SECONDS, 60),
   emailDomains: parseEmailDomains(flags['email-domains'] ?? process.env.BENCH_EMAIL_DOMAINS),
 };
 // The load generator (a child process) reads it from its environment.
 process.env.BENCH_EMAIL_DOMAINS = String(options.emailDomains);
+
+if (options.checksCompare && (!options.screening || options.refusedSignIns || options.profile)) {
+  console.error('--checks-compare sets the checks itself: not with --no-screening, --refused-sign-ins or --profile.');
+  process.exit(2);
+}
 
 const mainJs = path.join(options.root, 'dist/server/main.js');
 if (!fs.existsSync(mainJs)) {
@@ -141,48 +188,57 @@ if (!fs.existsSync(mainJs)) {
 // ---- the load generator, a plain-Node child process -------------------------------------------
 
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waitlist-bench-'));
-const jsDir = transpileFiles(
-  benchDir,
-  ['floor-server.ts', ...fs.readdirSync(path.join(benchDir, 'lib')).filter((f) => f.endsWith('.ts')).map((f) => `lib/${f}`), '../../src/server/geolocation/ip.ts'],
-  path.join(workDir, 'js'),
-  projectRoot,
-);
+const jsDir = transpileFiles(benchDir, ['floor-server.ts', ...GENERATOR_SOURCES], path.join(workDir, 'js'), projectRoot);
 const prefix = `bench${randomBytes(4).toString('hex')}`;
 
+// ---- the products measured --------------------------------------------------------------------
+
+/** --checks-compare's two products (the names its comparison looks for). */
+const CHECKS_OFF = 'product, checks off';
+const CHECKS_ON = 'product, checks on';
+const productSpecs: ProductSpec[] = options.checksCompare
+  ? [
+      { name: CHECKS_OFF, checks: { screening: false, challenge: false } },
+      { name: CHECKS_ON, checks: { screening: true, challenge: true } },
+    ]
+  : [{ name: 'product', checks: { screening: options.screening } }];
 
 // ---- measuring one phase ----------------------------------------------------------------------
 
 /** The client looping on refused sign-ins beside the product's phases (--refused-sign-ins), or null. */
 const refused = options.refusedSignIns ? refusedSignIns() : null;
 
-type Sampler = ReturnType<typeof memorySampler>;
-type PgSampler = ReturnType<typeof postgresCpuSampler> | null;
-
-/** Runs `load` while reading the server's CPU (and PostgreSQL's) around it. */
-async function withCpu<T>(server: ServerProcess, sampler: Sampler, pg: PgSampler, load: () => Promise<T>): Promise<T & { serverCpuSeconds: number; postgres: PostgresCpu | null }> {
-  sampler.open();
-  pg?.open();
-  const cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
-  const result = await load();
-  const cpuAfter = cpuSeconds(server.pid) ?? Number.NaN;
-  const postgres = pg?.close() ?? null;
-  sampler.close();
-  return { ...result, serverCpuSeconds: cpuAfter - cpuBefore, postgres };
-}
-
-async function phase(generator: Generator, server: ServerProcess, sampler: Sampler, pg: PgSampler, seconds: number, record: boolean, withRefusedSignIns = false): Promise<Phase> {
+async function phase(generator: Generator, server: ServerProcess, sampler: Sampler, pg: PgSampler, seconds: number, record: boolean, withRefusedSignIns = false, challenge = false): Promise<Phase> {
   if (withRefusedSignIns) refused?.start(server.port);
-  const result = await withCpu(server, sampler, pg, () => generator.run(server.port, seconds, record));
+  const result = await withCpu(server, sampler, pg, () => generator.run(server.port, seconds, record, challenge));
   await refused?.stop();
   return result;
 }
 
-/** The product, the product beside a client looping on refused sign-ins (--refused-sign-ins), the floor. */
-const REFUSED_ROW = 'product + refused sign-ins';
+/** Failures of the whole run (printed at the end; the exit code is 1). */
+const failures: string[] = [];
+
+/** A phase that sent signups without a solution: said at once, and the run fails. */
+function reportDry(product: Product, what: string, unsolved: number): void {
+  if (unsolved === 0) return;
+  const message =
+    `${product.target.label} ${product.spec.name}, ${what}: THE CHALLENGE POOL RAN DRY: ${fmt(unsolved)} signups were sent without a solution ` +
+    `(held, not measured as the checks-on product); the pool is sized from the highest rate seen × ${POOL_MARGIN.round} (the warm-up's × ${POOL_MARGIN.warmup})`;
+  console.log(`\n!! ${message}`);
+  failures.push(message);
+}
+
+/** One closed-loop phase of a product (its pool, if any, filled before). */
+async function productPhase(generator: Generator, product: Product, seconds: number, what: string, withRefusedSignIns = false): Promise<Phase> {
+  const result = await phase(generator, product.server, product.memory, product.pg, seconds, true, withRefusedSignIns, product.pool !== null);
+  product.bestRate = Math.max(product.bestRate, (result.statuses['201'] ?? 0) / Math.max(result.elapsed, 1e-9));
+  if (product.pool) reportDry(product, what, result.unsolved);
+  return result;
+}
 
 // ---- the product and the floor ----------------------------------------------------------------
 
-function productEnv(databaseUrl: string): NodeJS.ProcessEnv {
+function productEnv(databaseUrl: string, checks: Checks): NodeJS.ProcessEnv {
   return {
     ...process.env,
     NODE_ENV: 'production',
@@ -192,126 +248,121 @@ function productEnv(databaseUrl: string): NodeJS.ProcessEnv {
     LOG_LEVEL: options.logLevel,
     // A key of its own, so the bench never writes secrets/ under the project.
     AUTH_SECRET_KEY: randomBytes(32).toString('base64'),
-    // The address screening (issue 28) as in production, its DNS the bench's own server; or off (--no-screening).
-    ...(dns ? { SIGNUP_CHECK_MX: 'on', SIGNUP_BLOCK_DISPOSABLE: 'on', DNS_SERVERS: dns.address } : { SIGNUP_CHECK_MX: 'off', SIGNUP_BLOCK_DISPOSABLE: 'off' }),
+    // The abuse checks (issue 28), the MX check's DNS the bench's own server.
+    ...checksEnv(checks, dns?.address ?? null),
   };
 }
 
-async function startProduct(target: Target, nodeArgs: string[] = []): Promise<ServerProcess> {
-  return startServer({ name: `product (${target.label})`, nodeArgs: [...nodeArgs, mainJs], env: productEnv(target.databaseUrl), port: await freePort(), cwd: options.root });
+async function startProduct(target: Target, checks: Checks, nodeArgs: string[] = []): Promise<ServerProcess> {
+  return startServer({ name: `product (${target.label})`, nodeArgs: [...nodeArgs, mainJs], env: productEnv(target.databaseUrl, checks), port: await freePort(), cwd: options.root });
 }
 
 async function startFloor(): Promise<ServerProcess> {
   return startServer({ name: 'floor', nodeArgs: [path.join(jsDir, 'floor-server.js')], env: { ...process.env, NODE_ENV: 'production' }, port: await freePort(), cwd: jsDir });
 }
 
-/** PostgreSQL's CPU for a scratch database on a local server (its processes visible in /proc), else null. */
-function postgresSampler(target: Target): PgSampler {
-  if (target.label !== 'postgres') return null;
-  const url = new URL(target.databaseUrl);
-  if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(url.hostname)) return null;
-  return postgresCpuSampler(decodeURIComponent(url.pathname.slice(1)));
-}
-
-/** The SQLite WAL's size now, MB (null: not SQLite): it must not grow without bound under load. */
-function walSizeMb(target: Target): number | null {
-  if (target.label !== 'sqlite') return null;
-  try {
-    return fs.statSync(`${target.databaseUrl.replace(/^(file|sqlite):/, '')}-wal`).size / 2 ** 20;
-  } catch {
-    return 0;
-  }
-}
-
-/** Every acknowledged signup must be stored: compares the generator's acks with the table. */
-async function verifyStored(generator: Generator, target: Target): Promise<{ acknowledged: number; stored: number; missing: string[] }> {
-  const file = path.join(workDir, `acks-${target.label}.bin`);
-  const acknowledged = await generator.acks(file);
-  const acks = fs.readFileSync(file);
-  fs.rmSync(file);
-  const stored = new Uint8Array(acks.length);
-  const addresses = await storedAddresses(target.databaseUrl, prefix);
-  for (const email of addresses) {
-    const n = benchNumber(prefix, email);
-    if (n !== null && n < stored.length) stored[n] = 1;
-  }
-  const missing: string[] = [];
-  for (let n = 0; n < acks.length; n++) if (acks[n] && !stored[n]) missing.push(`${prefix}-${n}@example.com`);
-  return { acknowledged, stored: addresses.length, missing };
-}
-
+/** The product, the product beside a client looping on refused sign-ins (--refused-sign-ins), the floor. */
+const REFUSED_ROW = 'product + refused sign-ins';
 
 // ---- the run ----------------------------------------------------------------------------------
 
 const pct = (share: number) => `${Math.round(share * 100)}%`;
 
-async function benchDatabase(generator: Generator, spec: string): Promise<{ rows: Row[]; openRows: OpenRow[]; failure: string | null }> {
-  const target = await prepareTarget(spec, workDir);
-  let product: ServerProcess | undefined;
+async function benchDatabase(generator: Generator, spec: string): Promise<{ rows: Row[]; openRows: OpenRow[] }> {
+  const targets: Target[] = [];
+  const products: Product[] = [];
   let floor: ServerProcess | undefined;
-  const pg = postgresSampler(target);
   try {
-    product = await startProduct(target);
+    for (const productSpec of productSpecs) {
+      const target = await prepareTarget(spec, workDir);
+      targets.push(target);
+      const server = await startProduct(target, productSpec.checks);
+      products.push(newProduct(productSpec, target, server));
+    }
+    const label = targets[0]!.label;
     floor = await startFloor();
-    const productMemory = memorySampler(product.pid);
     const floorMemory = memorySampler(floor.pid);
     const disk = sqliteCommitRate(workDir);
     const pressure = cpuPressure();
     process.stdout.write(
-      `${target.label}: bare better-sqlite3 serial commits (WAL, synchronous=FULL) in the temp dir: ${fmt(disk.perSecond)}/s, ` +
+      `${label}: bare better-sqlite3 serial commits (WAL, synchronous=FULL) in the temp dir: ${fmt(disk.perSecond)}/s, ` +
         `median ${fmt(disk.medianMs, 2)} ms, p99 ${fmt(disk.p99Ms, 2)} ms` +
         (pressure === null ? '' : `; CPU pressure ${pct(pressure)}`) +
         '\n',
     );
-    process.stdout.write(`${target.label}: warm-up`);
-    await phase(generator, product, productMemory, pg, options.warmup, true, refused !== null);
+    process.stdout.write(`${label}: warm-up`);
+    // In order: a product with the proof of work is warmed up after the one without, whose rate sizes its first pool.
+    for (const product of products) {
+      if (product.pool) await fillPool(generator, product, closedPoolSize(products, options.warmup, options.connections, POOL_MARGIN.warmup));
+      await productPhase(generator, product, options.warmup, 'the warm-up', refused !== null);
+    }
     await phase(generator, floor, floorMemory, null, options.warmup, false);
-    const productPhases: Phase[] = [];
     const refusedPhases: Phase[] = [];
     const floorPhases: Phase[] = [];
     for (let round = 1; round <= options.rounds; round++) {
       process.stdout.write(`, round ${round}`);
-      productPhases.push(await phase(generator, product, productMemory, pg, options.seconds, true));
-      if (refused) refusedPhases.push(await phase(generator, product, productMemory, pg, options.seconds, true, true));
+      // The pools first, so that no product's phase follows its own challenges' issuing.
+      for (const product of products) if (product.pool) await fillPool(generator, product, closedPoolSize(products, options.seconds, options.connections, POOL_MARGIN.round));
+      for (const product of products) product.phases.push(await productPhase(generator, product, options.seconds, `round ${round}`));
+      if (refused) refusedPhases.push(await productPhase(generator, products[0]!, options.seconds, `round ${round}`, true));
       floorPhases.push(await phase(generator, floor, floorMemory, null, options.seconds, false));
     }
     const rows = [
-      summarize(target.label, 'product', productPhases, productMemory),
-      ...(refused ? [summarize(target.label, REFUSED_ROW, refusedPhases, productMemory)] : []),
-      summarize(target.label, 'floor', floorPhases, floorMemory),
+      ...products.map((p) => summarize(label, p.spec.name, p.phases, p.memory)),
+      ...(refused ? [summarize(label, REFUSED_ROW, refusedPhases, products[0]!.memory)] : []),
+      summarize(label, 'floor', floorPhases, floorMemory),
     ];
     const openRows: OpenRow[] = [];
     if (options.rate > 0) {
-      for (const [name, server, memory, sampler] of [['product', product, productMemory, pg], ['floor', floor, floorMemory, null]] as const) {
+      // The open loop sends exactly rate × seconds requests: that many solutions.
+      for (const product of products) if (product.pool) await fillPool(generator, product, Math.round(options.rate * options.rateSeconds));
+      const loaded = [...products.map((p) => ({ name: p.spec.name, server: p.server, memory: p.memory, pg: p.pg, product: p })), { name: 'floor', server: floor, memory: floorMemory, pg: null, product: null }];
+      for (const { name, server, memory, pg, product } of loaded) {
         process.stdout.write(`, ${name} at ${fmt(options.rate)}/s for ${options.rateSeconds} s`);
-        const result = await withCpu(server, memory, sampler, () => generator.open(server.port, options.rateSeconds, options.rate, name === 'product'));
-        openRows.push({ database: target.label, server: name, rate: options.rate, seconds: options.rateSeconds, result, serverCpuSeconds: result.serverCpuSeconds, postgres: result.postgres, peakRssMb: memory.peak / 2 ** 20, loadRssMb: memory.underLoad / 2 ** 20 });
+        const result = await withCpu(server, memory, pg, () => generator.open(server.port, options.rateSeconds, options.rate, product !== null, product?.pool != null));
+        if (product?.pool) reportDry(product, 'the open loop', result.unsolved);
+        openRows.push({ database: label, server: name, rate: options.rate, seconds: options.rateSeconds, result, serverCpuSeconds: result.serverCpuSeconds, postgres: result.postgres, peakRssMb: memory.peak / 2 ** 20, loadRssMb: memory.underLoad / 2 ** 20 });
       }
     }
     process.stdout.write(pressure === null ? '\n' : `; CPU pressure meanwhile ${pct(cpuPressure() ?? 0)}\n`);
-    const wal = walSizeMb(target);
-    if (wal !== null) console.log(`${target.label}: the WAL file is ${fmt(wal, 1)} MB at the end of the load`);
-    productMemory.stop();
+    for (const product of products) {
+      const wal = walSizeMb(product.target);
+      if (wal !== null) console.log(`${label}: ${product.spec.name}: the WAL file is ${fmt(wal, 1)} MB at the end of the load`);
+      const pool = product.pool;
+      if (pool) {
+        console.log(
+          `${label}: ${product.spec.name}: ${fmt(pool.challenges)} challenges fetched and solved before its phases (not timed) in ${fmt(pool.solveSeconds, 1)} s; ` +
+            `issuing them (8 requests at a time) cost the product ${fmt((pool.serverCpuSeconds / Math.max(1, pool.challenges)) * 1e6, 0)} µs CPU each (a browser fetches one per signup: not in the figures below)`,
+        );
+      }
+      product.memory.stop();
+    }
     floorMemory.stop();
 
     // A crash, not a shutdown: whatever was acknowledged must already be in the database.
-    await stopServer(product, 'SIGKILL');
+    for (const product of products) await stopServer(product.server, 'SIGKILL');
     await stopServer(floor, 'SIGTERM');
-    const check = await verifyStored(generator, target);
-    let failure: string | null = null;
+    const check = await verifyStored(generator, targets, prefix, workDir);
+    const stored = check.statuses.map((statuses, i) => `${products[i]!.spec.name}: ${Object.entries(statuses).map(([status, n]) => `${fmt(n)} ${status}`).join(', ') || 'none'}`);
     if (check.missing.length > 0) {
-      failure =
-        `${target.label}: ${check.missing.length} of ${check.acknowledged} acknowledged signups are NOT in the database after SIGKILL, e.g. ` +
-        check.missing.slice(0, 5).join(', ');
+      failures.push(
+        `${label}: ${check.missing.length} of ${check.acknowledged} acknowledged signups are NOT in the database after SIGKILL, e.g. ` + check.missing.slice(0, 5).join(', '),
+      );
     } else {
-      console.log(`${target.label}: all ${fmt(check.acknowledged)} acknowledged signups are stored (${fmt(check.stored)} rows of this run after SIGKILL)`);
+      console.log(`${label}: all ${fmt(check.acknowledged)} acknowledged signups are stored after SIGKILL (this run's rows: ${stored.join('; ')})`);
     }
-    return { rows, openRows, failure };
+    check.statuses.forEach((statuses, i) => {
+      const held = statuses.held ?? 0;
+      if (held > 0) failures.push(`${label}: ${products[i]!.spec.name}: ${fmt(held)} signups were HELD (sent without a valid, unused solution): the product measured is not the one meant`);
+    });
+    return { rows, openRows };
   } finally {
-    pg?.stop();
-    if (product) await stopServer(product, 'SIGKILL');
+    for (const product of products) {
+      product.pg?.stop();
+      await stopServer(product.server, 'SIGKILL');
+    }
     if (floor) await stopServer(floor, 'SIGKILL');
-    await target.cleanup();
+    for (const target of targets) await target.cleanup();
   }
 }
 
@@ -320,7 +371,7 @@ async function profileDatabase(generator: Generator, spec: string): Promise<{ te
   const profileDir = path.join(workDir, `profile-${target.label}`);
   let product: ServerProcess | undefined;
   try {
-    product = await startProduct(target, ['--cpu-prof', '--cpu-prof-dir', profileDir]);
+    product = await startProduct(target, productSpecs[0]!.checks, ['--cpu-prof', '--cpu-prof-dir', profileDir]);
     const memory = memorySampler(product.pid);
     // With --rate given, the profiled load is the open loop at that rate (a quiet server's costs), else the closed loop.
     const rate = flags.rate !== undefined ? options.rate : 0;
@@ -354,7 +405,7 @@ async function profileDatabase(generator: Generator, spec: string): Promise<{ te
       `profile: ${path.relative(process.cwd(), kept)} (again: npx tsx scripts/bench/lib/cpu-profile.ts FILE --from ${from} --to ${to} --signups ${signups}${target.label === 'sqlite' ? ' --sqlite' : ''})`,
     ].join('\n');
 
-    const check = await verifyStored(generator, target);
+    const check = await verifyStored(generator, [target], prefix, workDir);
     const failure = check.missing.length > 0 ? `${target.label}: ${check.missing.length} acknowledged signups are not stored, e.g. ${check.missing.slice(0, 5).join(', ')}` : null;
     return { text, failure };
   } finally {
@@ -376,22 +427,26 @@ console.log(
     `load: ${options.connections} keep-alive connections, one request in flight each, a fresh address and a random public client IP per request (${pct(options.ipv6Share)} IPv6)`,
     options.profile
       ? `phases: warm-up ${options.warmup} s, then ${options.profileSeconds} s profiled`
-      : refused
-        ? `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, product + a client looping on refused sign-ins ${options.seconds} s, floor ${options.seconds} s)`
-        : `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (product ${options.seconds} s, floor ${options.seconds} s)` +
-          (options.rate > 0 ? `, then each at a steady ${fmt(options.rate)} signups/s for ${options.rateSeconds} s (open loop, up to ${options.connections} connections)` : ''),
+      : `phases: warm-up ${options.warmup} s each, then ${options.rounds} × (` +
+        [...productSpecs.map((p) => p.name), ...(refused ? ['product + a client looping on refused sign-ins'] : []), 'floor'].map((name) => `${name} ${options.seconds} s`).join(', ') +
+        ')' +
+        (options.rate > 0 ? `, then each at a steady ${fmt(options.rate)} signups/s for ${options.rateSeconds} s (open loop, up to ${options.connections} connections)` : ''),
     dns
-      ? `screening on: the throwaway list and the MX check, asking a DNS server on ${dns.address} (this process; ` +
+      ? `screening${options.checksCompare ? ' (checks on)' : ' on'}: the throwaway list and the MX check, asking a DNS server on ${dns.address} (this process; ` +
         `${dns.latency}); addresses at ${options.emailDomains === 'fresh' ? 'a domain of their own each (a DNS query per signup)' : options.emailDomains === 0 ? 'example.com' : `${options.emailDomains} domains`}`
       : 'screening off (--no-screening)',
+    ...(options.checksCompare
+      ? [
+          `checks compared (issue 28): "${CHECKS_OFF}" (SIGNUP_BLOCK_DISPOSABLE=off, SIGNUP_CHECK_MX=off, SIGNUP_CHALLENGE=off) against "${CHECKS_ON}" ` +
+            `(the throwaway list, the MX check and SIGNUP_CHALLENGE=proof-of-work at SIGNUP_CHALLENGE_MAX_NUMBER=${BENCH_CHALLENGE_MAX_NUMBER}, each signup with a solution ` +
+            `solved before the phase), each on a database of its own`,
+        ]
+      : []),
     'CPU columns are shares of one core (the machine has ' + os.cpus().length + '); the generator shares the cores with the server.',
     '',
   ].join('\n'),
 );
 
-/** The temporary directory goes, its node_modules link first (removed as a link, never followed). */
-
-const failures: string[] = [];
 const rows: Row[] = [];
 const openRows: OpenRow[] = [];
 const profiles: string[] = [];
@@ -405,7 +460,6 @@ try {
       const result = await benchDatabase(generator, spec);
       rows.push(...result.rows);
       openRows.push(...result.openRows);
-      if (result.failure) failures.push(result.failure);
     }
   }
 } finally {
@@ -419,6 +473,7 @@ if (options.profile) console.log(profiles.join('\n\n'));
 else {
   printTable(rows, options.connections);
   printOpenTable(openRows);
+  if (options.checksCompare) printChecksComparison(rows, openRows, CHECKS_OFF, CHECKS_ON, options.connections);
 }
 if (refused) {
   const total = Object.values(refused.statuses).reduce((sum, n) => sum + n, 0);
@@ -432,6 +487,6 @@ if (refused) {
 if (flags.json) fs.writeFileSync(flags.json, JSON.stringify({ options, machine: machineDescription(), rows, openRows, profiles, refusedSignIns: refused?.statuses ?? null }, null, 2));
 
 if (failures.length > 0) {
-  console.error(`\nFAILED: acknowledged signups missing from the database\n${failures.map((f) => `  ${f}`).join('\n')}`);
+  console.error(`\nFAILED:\n${failures.map((f) => `  ${f}`).join('\n')}`);
   process.exit(1);
 }

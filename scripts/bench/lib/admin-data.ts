@@ -11,6 +11,11 @@
  * - statuses mixed (joined, confirmed, pending, invited, unsubscribed) with their timestamps;
  * - attribution: ~10 sources (28% none = "Direct"), ~15 campaigns, mediums, terms, contents,
  *   referring origins and landing paths, as the signup form stores them (attribution.ts).
+ *
+ * The rows go to the portal's list (list_id 0); a plan's `secondList` adds another list's entries
+ * (an offering list, issue 31, made beforehand) in the same load, from the same generator with
+ * another seed: the same domains, countries and DELETE_COUNTRY, so a query of the portal's list
+ * that took in the other list's entries would show it in every count the benchmark checks.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -20,6 +25,7 @@ import pg from 'pg';
 import type { WaitlistTable } from '../../../src/server/db/schema.js';
 import { openDatabase } from '../../../src/server/db/database.js';
 import { migrateToLatest } from '../../../src/server/db/migrate.js';
+import { PORTAL_LIST_ID } from '../../../src/server/db/lists.js';
 
 /** The country the delete step filters on; no other row has it. */
 export const DELETE_COUNTRY = 'Portugal';
@@ -38,7 +44,12 @@ export interface SeedPlan {
   seed?: number;
   /** Added to every address (`…<i>.<tag>@domain`), so a second seeding of the same list adds new ones. */
   emailTag?: string;
+  /** Another list's entries, loaded with the portal's (its `lists` row exists already). */
+  secondList?: { listId: number; entries: number; deleteCount: number };
 }
+
+/** The second list's rows come from this seed (the portal's from the plan's). */
+const SECOND_LIST_SEED = 20261126;
 
 /** The columns seeded, in the order rows are generated. */
 export const SEED_COLUMNS = [
@@ -70,8 +81,8 @@ export type SeedRow = Array<string | null>;
 
 /** The stored columns Export All's default file is written from (Email, Date Joined, IP Address, Location). */
 export const EXPORT_COLUMNS = ['email', 'created_at', 'ip_address', 'city', 'region', 'country'] as const;
-/** Every entry in the admin's order, as the export reads it. */
-export const EXPORT_ALL_SQL = `SELECT ${EXPORT_COLUMNS.join(', ')} FROM waitlist ORDER BY created_at DESC, id DESC`;
+/** Every entry of the portal's list in the admin's order, as the export reads it (every index leads with list_id). */
+export const EXPORT_ALL_SQL = `SELECT ${EXPORT_COLUMNS.join(', ')} FROM waitlist WHERE list_id = ${PORTAL_LIST_ID} ORDER BY created_at DESC, id DESC`;
 
 // ---- the generator ------------------------------------------------------------------------------
 
@@ -316,6 +327,23 @@ export function* seedRows(plan: SeedPlan): Generator<SeedRow> {
 
 // ---- loading ------------------------------------------------------------------------------------
 
+/** The columns loaded: the seeded ones and the list. */
+const LOAD_COLUMNS = [...SEED_COLUMNS, 'list_id'] as const;
+
+/** The plan's rows in LOAD_COLUMNS order: the portal's list, then the second list's, if any. */
+function* loadRows(plan: SeedPlan): Generator<SeedRow> {
+  for (const row of seedRows(plan)) {
+    row.push(String(PORTAL_LIST_ID));
+    yield row;
+  }
+  const second = plan.secondList;
+  if (!second) return;
+  for (const row of seedRows({ entries: second.entries, deleteCount: second.deleteCount, now: plan.now, seed: SECOND_LIST_SEED })) {
+    row.push(String(second.listId));
+    yield row;
+  }
+}
+
 const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 export interface SeedResult {
@@ -360,11 +388,11 @@ export async function seedSqlite(file: string, plan: SeedPlan): Promise<SeedResu
     const indexes = db
       .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'waitlist' AND sql IS NOT NULL")
       .all() as Array<{ name: string; sql: string }>;
-    const insert = db.prepare(`INSERT INTO waitlist (${SEED_COLUMNS.join(', ')}) VALUES (${SEED_COLUMNS.map(() => '?').join(', ')})`);
+    const insert = db.prepare(`INSERT INTO waitlist (${LOAD_COLUMNS.join(', ')}) VALUES (${LOAD_COLUMNS.map(() => '?').join(', ')})`);
     let rows = 0;
     db.transaction(() => {
       for (const { name } of indexes) db.exec(`DROP INDEX ${quoteIdent(name)}`);
-      for (const row of seedRows(plan)) {
+      for (const row of loadRows(plan)) {
         insert.run(row);
         rows++;
       }
@@ -438,8 +466,8 @@ export async function seedPostgres(url: string, plan: SeedPlan): Promise<SeedRes
     yield "SET maintenance_work_mem = '512MB';\nBEGIN;\n";
     for (const { indexname } of indexes) yield `DROP INDEX ${quoteIdent(indexname)};\n`;
     yield 'TRUNCATE waitlist;\n';
-    yield `COPY waitlist (${SEED_COLUMNS.join(', ')}) FROM STDIN WITH (FORMAT csv, FREEZE);\n`;
-    for (const row of seedRows(plan)) yield copyLine(row);
+    yield `COPY waitlist (${LOAD_COLUMNS.join(', ')}) FROM STDIN WITH (FORMAT csv, FREEZE);\n`;
+    for (const row of loadRows(plan)) yield copyLine(row);
     yield '\\.\n';
     for (const { indexdef } of indexes) yield `${indexdef};\n`;
     yield 'COMMIT;\n';
@@ -449,7 +477,7 @@ export async function seedPostgres(url: string, plan: SeedPlan): Promise<SeedRes
   const vacuumStarted = performance.now();
   await runPsql(url, ['-c', 'VACUUM (ANALYZE) waitlist']);
   const vacuumMs = performance.now() - vacuumStarted;
-  return { rows: plan.entries, migrateMs, loadMs, vacuumMs };
+  return { rows: plan.entries + (plan.secondList?.entries ?? 0), migrateMs, loadMs, vacuumMs };
 }
 
 // ---- the database's own streaming (the export's floor) --------------------------------------------
@@ -472,7 +500,7 @@ export async function postgresStreamAll(url: string): Promise<{ ms: number; rows
   const started = performance.now();
   await runPsql(url, ['-c', `\\copy (${EXPORT_ALL_SQL}) TO '/dev/null' WITH (FORMAT csv)`]);
   const ms = performance.now() - started;
-  return { ms, rows: await postgresCount(url, 'SELECT count(*) AS n FROM waitlist') };
+  return { ms, rows: await postgresCount(url, `SELECT count(*) AS n FROM waitlist WHERE list_id = ${PORTAL_LIST_ID}`) };
 }
 
 // ---- small queries ------------------------------------------------------------------------------

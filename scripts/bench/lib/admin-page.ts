@@ -31,10 +31,18 @@ export const PAGE_SCRIPT = String.raw`(() => {
   addEventListener('input', (e) => { bench.lastInput = e.timeStamp; }, true);
   addEventListener('click', (e) => { bench.lastClick = e.timeStamp; }, true);
 
-  // The state of a Condition (admin-page.ts) now: met, or what is still missing.
+  // The state of a Condition (admin-page.ts) now: met, failed (a text it must never show is shown), or what is still missing.
   window.__benchProbe = (condition) => {
     const problems = [];
     const text = (document.body && document.body.textContent) || '';
+    // A number's text, not the end of a longer number's ("5,500 entries" is not in "15,500 entries").
+    const shownAlone = (t) => {
+      for (let i = text.indexOf(t); i >= 0; i = text.indexOf(t, i + 1)) if (i === 0 || !/[0-9,.]/.test(text[i - 1])) return true;
+      return false;
+    };
+    for (const t of condition.failTexts || []) {
+      if (shownAlone(t)) return { met: false, failed: 'text "' + t + '" shown', detail: '' };
+    }
     if (condition.firstRow) {
       const region = document.querySelector('[role="region"][aria-label="Waitlist entries"]') || document;
       let first = null;
@@ -69,14 +77,14 @@ export const PAGE_SCRIPT = String.raw`(() => {
         else if (section.getAttribute('aria-busy') === 'true' || section.querySelector('[aria-busy="true"]')) problems.push('the Insights section is busy');
       }
     }
-    return { met: problems.length === 0, detail: problems.join('; ') };
+    return { met: problems.length === 0, failed: '', detail: problems.join('; ') };
   };
 })();`;
 
 /** What PAGE_SCRIPT keeps on `window`. */
 interface BenchWindow {
   __bench: { longest: number; lastInput: number; lastClick: number };
-  __benchProbe(condition: Condition): { met: boolean; detail: string };
+  __benchProbe(condition: Condition): { met: boolean; failed: string; detail: string };
 }
 
 // The functions below run in the page: plain arrows without inner named functions, so nothing a
@@ -158,6 +166,8 @@ export interface Condition {
   texts?: string[][];
   /** The page's text contains none of these strings. */
   absentTexts?: string[];
+  /** The step fails at once if the page's text shows one of these (a count that took in another list's entries). */
+  failTexts?: string[];
   /** The "Insights" section is not busy and shows its chart drawn (else its table) and one of these words (any when none). */
   panel?: { words: string[] };
 }
@@ -171,18 +181,26 @@ export function numberForms(n: number): string[] {
 
 export class StepTimeout extends Error {}
 
+/** A step that showed one of its condition's failTexts. */
+export class StepFailed extends Error {}
+
 /**
  * Waits until `condition` holds, checked every animation frame; resolves to the page-clock time
- * of the first frame it held. On timeout, the error names the step and what was still missing.
+ * of the first frame it held. On timeout, the error names the step and what was still missing;
+ * a fail text shown ends the wait at once with StepFailed.
  */
 export async function shownAt(page: Page, step: string, condition: Condition, timeoutMs: number): Promise<number> {
+  let outcome: { at: number; failed: string };
   try {
     const handle = await page.waitForFunction(
-      (c) => ((window as unknown as BenchWindow).__benchProbe(c).met ? performance.now() : false),
+      (c) => {
+        const probe = (window as unknown as BenchWindow).__benchProbe(c);
+        return probe.met || probe.failed ? { at: performance.now(), failed: probe.failed } : false;
+      },
       condition,
       { polling: 'raf', timeout: timeoutMs },
     );
-    return (await handle.jsonValue()) as number;
+    outcome = (await handle.jsonValue()) as { at: number; failed: string };
   } catch (err) {
     if (!(err instanceof Error) || err.name !== 'TimeoutError') throw err;
     const state = await page
@@ -190,4 +208,6 @@ export async function shownAt(page: Page, step: string, condition: Condition, ti
       .catch(() => 'the page could not be read');
     throw new StepTimeout(`${step}: not shown within ${Math.round(timeoutMs / 1000)} s (${state}; page ${page.url()})`);
   }
+  if (outcome.failed) throw new StepFailed(`${step}: ${outcome.failed} (page ${page.url()})`);
+  return outcome.at;
 }

@@ -5,6 +5,7 @@
 import { execFileSync, fork } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { FillResult } from './challenge-pool.js';
 import type { GeneratorMessage, GeneratorReply, OpenPhaseResult, PhaseResult } from './load-generator.js';
 import { createScratchPostgres, postgresAnswers, scratchSqlite } from './servers.js';
 
@@ -16,6 +17,22 @@ export function numberOption(flag: string | undefined, env: string | undefined, 
   if (!Number.isFinite(value) || value < 0) throw new Error(`not a number: ${flag ?? env}`);
   return value;
 }
+
+/**
+ * The load generator's sources (relative to scripts/bench), for compile.ts: its own modules and the
+ * project's files they import (the server's isPublicIp, the form's proof-of-work search and contract).
+ */
+export const GENERATOR_SOURCES = [
+  'lib/load-generator.ts',
+  'lib/addresses.ts',
+  'lib/challenge-pool.ts',
+  'lib/histogram.ts',
+  'lib/open-loop.ts',
+  'lib/response-reader.ts',
+  '../../src/server/geolocation/ip.ts',
+  '../../src/shared/waitlist/challenge-contract.ts',
+  '../../src/web/waitlist/pow-search.ts',
+] as const;
 
 export interface GeneratorSettings {
   /** The transpiled bench scripts (compile.ts), holding lib/load-generator.js. */
@@ -49,16 +66,26 @@ export function startGenerator(settings: GeneratorSettings) {
     });
   return {
     pid: child.pid!,
-    /** Loads `port` for `seconds`; `record` keeps the acknowledged signups for `acks`. */
-    async run(port: number, seconds: number, record: boolean): Promise<PhaseResult> {
-      const reply = await ask({ type: 'run', id: nextId++, port, seconds, connections: settings.connections, record });
+    /**
+     * Loads `port` for `seconds`; `record` keeps the acknowledged signups for `acks`; `challenge`
+     * sends each with a solution from the pool (`fill`).
+     */
+    async run(port: number, seconds: number, record: boolean, challenge = false): Promise<PhaseResult> {
+      const reply = await ask({ type: 'run', id: nextId++, port, seconds, connections: settings.connections, record, challenge });
       if (reply.type !== 'result') throw new Error('unexpected answer from the load generator');
       return reply.result;
     },
     /** Loads `port` at a steady `rate` signups/s for `seconds` (open loop, up to the run's connections). */
-    async open(port: number, seconds: number, rate: number, record: boolean): Promise<OpenPhaseResult> {
-      const reply = await ask({ type: 'open', id: nextId++, port, seconds, rate, connections: settings.connections, record });
+    async open(port: number, seconds: number, rate: number, record: boolean, challenge = false): Promise<OpenPhaseResult> {
+      const reply = await ask({ type: 'open', id: nextId++, port, seconds, rate, connections: settings.connections, record, challenge });
       if (reply.type !== 'open-result') throw new Error('unexpected answer from the load generator');
+      return reply.result;
+    },
+    /** Fetches and solves challenges from the product on `port` until `size` are ready (challenge-pool.ts). */
+    async fill(port: number, size: number, reset: boolean): Promise<FillResult> {
+      const reply = await ask({ type: 'fill', id: nextId++, port, size, reset });
+      if (reply.type !== 'filled') throw new Error('unexpected answer from the load generator');
+      if (!reply.result) throw new Error(`the challenge pool could not be filled: ${reply.error ?? 'unknown error'}`);
       return reply.result;
     },
     /** Writes the recorded acknowledged signups to `file`; resolves to how many. */

@@ -7,16 +7,23 @@
  * the status and the length: an HTTP client library would cost the shared cores more than the
  * servers being measured.
  *
- * Messages in: `{ type: 'run', id, port, seconds, connections, record }`, `{ type: 'open', …, rate }`,
- * `{ type: 'acks', id, file }`, `{ type: 'exit' }`. Out: `{ type: 'result', id, result: PhaseResult }`,
- * `{ type: 'open-result', id, result: OpenPhaseResult }`, `{ type: 'acks', id, count }`.
+ * With `challenge` set, each signup carries a solved proof-of-work challenge from the pool
+ * (challenge-pool.ts, filled by `fill` before the phase) in CHALLENGE_FIELD, as the form posts it;
+ * a signup the pool has none left for goes without one and is counted (`unsolved`), never hidden.
+ *
+ * Messages in: `{ type: 'run', id, port, seconds, connections, record, challenge }`, `{ type: 'open', …, rate }`,
+ * `{ type: 'fill', id, port, size, reset }`, `{ type: 'acks', id, file }`, `{ type: 'exit' }`. Out:
+ * `{ type: 'result', id, result: PhaseResult }`, `{ type: 'open-result', id, result: OpenPhaseResult }`,
+ * `{ type: 'filled', id, result | error }`, `{ type: 'acks', id, count }`.
  */
 import fs from 'node:fs';
 import net from 'node:net';
 import { benchEmail, parseEmailDomains, randomClientIp, type EmailDomains } from './addresses.js';
+import { challengePool, type FillResult } from './challenge-pool.js';
 import { bucketOf, emptyHistogram } from './histogram.js';
 import { runOpenLoop, type OpenLoopResult } from './open-loop.js';
 import { responseReader } from './response-reader.js';
+import { CHALLENGE_FIELD } from '../../../src/shared/waitlist/challenge-contract.js';
 
 export interface GeneratorOptions {
   /** E-mail prefix of this run (letters and digits). */
@@ -34,6 +41,8 @@ export interface RunCommand {
   connections: number;
   /** Remember which signups were acknowledged (201), for the check against the database. */
   record: boolean;
+  /** Send each signup with a solution from the challenge pool. */
+  challenge?: boolean;
 }
 
 export interface PhaseResult {
@@ -47,6 +56,8 @@ export interface PhaseResult {
   cpuSeconds: number;
   /** Signup numbers sent in this phase: [first, next). */
   numbers: [number, number];
+  /** With `challenge`: signups sent without a solution because the pool had run dry. */
+  unsolved: number;
 }
 
 /** Open loop (open-loop.ts): `rate` signups/s evenly spread over up to `connections` connections. */
@@ -58,26 +69,53 @@ export interface OpenCommand {
   rate: number;
   connections: number;
   record: boolean;
+  challenge?: boolean;
 }
 
 export interface OpenPhaseResult extends OpenLoopResult {
   cpuSeconds: number;
   numbers: [number, number];
+  unsolved: number;
 }
 
-export type GeneratorMessage = RunCommand | OpenCommand | { type: 'acks'; id: number; file: string } | { type: 'exit' };
+/** Fetch and solve challenges from the product on `port` until `size` are ready (reset: a new product). */
+export interface FillCommand {
+  type: 'fill';
+  id: number;
+  port: number;
+  size: number;
+  reset: boolean;
+}
+
+export type GeneratorMessage = RunCommand | OpenCommand | FillCommand | { type: 'acks'; id: number; file: string } | { type: 'exit' };
 export type GeneratorReply =
   | { type: 'result'; id: number; result: PhaseResult }
   | { type: 'open-result'; id: number; result: OpenPhaseResult }
+  | { type: 'filled'; id: number; result: FillResult | null; error?: string }
   | { type: 'acks'; id: number; count: number };
 
 const HOST = '127.0.0.1';
 /** How long the phase waits at its end for answers still in flight before giving them up. */
 const DRAIN_MS = 30_000;
 
+const headOf = (port: number) => `POST /api/waitlist HTTP/1.1\r\nHost: ${HOST}:${port}\r\nContent-Type: application/json\r\nAccept: application/json\r\n`;
+
 export function createGenerator(options: GeneratorOptions) {
   let next = 0;
   let acks = new Uint8Array(1 << 16);
+  const pool = challengePool(options.ipv6Share);
+
+  /**
+   * Signup number `n`'s request: a fresh address from a random client address, or with `challenge`
+   * a solution from the pool and the address that fetched it (`dry` counts the signups it had none for).
+   */
+  function request(head: string, n: number, challenge: boolean | undefined, dry: { unsolved: number }): string {
+    const email = benchEmail(options.prefix, n, options.emailDomains);
+    const solved = challenge ? pool.take() : null;
+    if (challenge && !solved) dry.unsolved += 1;
+    const body = solved ? `{"email":"${email}","${CHALLENGE_FIELD}":"${solved.solution}"}` : `{"email":"${email}"}`;
+    return `${head}X-Forwarded-For: ${solved ? solved.ip : randomClientIp(options.ipv6Share)}\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  }
 
   function markAck(n: number): void {
     if (n >= acks.length) {
@@ -108,7 +146,8 @@ export function createGenerator(options: GeneratorOptions) {
     const histogram = emptyHistogram();
     const statuses: Record<string, number> = {};
     const count = (status: number) => (statuses[status] = (statuses[status] ?? 0) + 1);
-    const head = `POST /api/waitlist HTTP/1.1\r\nHost: ${HOST}:${port}\r\nContent-Type: application/json\r\nAccept: application/json\r\n`;
+    const head = headOf(port);
+    const dry = { unsolved: 0 };
     const firstNumber = next;
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
@@ -138,6 +177,7 @@ export function createGenerator(options: GeneratorOptions) {
           histogram,
           cpuSeconds: (cpu.user + cpu.system) / 1e6,
           numbers: [firstNumber, next],
+          unsolved: dry.unsolved,
         });
       };
       const connectionDone = () => {
@@ -165,9 +205,9 @@ export function createGenerator(options: GeneratorOptions) {
 
         const send = () => {
           const n = next++;
-          const body = `{"email":"${benchEmail(options.prefix, n, options.emailDomains)}"}`;
+          const bytes = request(head, n, command.challenge, dry);
           inFlight = { n, sentAt: performance.now() };
-          socket.write(`${head}X-Forwarded-For: ${randomClientIp(options.ipv6Share)}\r\nContent-Length: ${body.length}\r\n\r\n${body}`, 'latin1');
+          socket.write(bytes, 'latin1');
         };
         const answered = (status: number, closeAfter: boolean) => {
           const at = performance.now();
@@ -211,24 +251,24 @@ export function createGenerator(options: GeneratorOptions) {
   }
 
   async function open(command: OpenCommand): Promise<OpenPhaseResult> {
-    const head = `POST /api/waitlist HTTP/1.1\r\nHost: ${HOST}:${command.port}\r\nContent-Type: application/json\r\nAccept: application/json\r\n`;
+    const head = headOf(command.port);
+    const dry = { unsolved: 0 };
     const firstNumber = next;
     const cpuBefore = process.cpuUsage();
     const result = await runOpenLoop(command, {
       next: () => {
         const n = next++;
-        const body = `{"email":"${benchEmail(options.prefix, n, options.emailDomains)}"}`;
-        return { n, bytes: `${head}X-Forwarded-For: ${randomClientIp(options.ipv6Share)}\r\nContent-Length: ${body.length}\r\n\r\n${body}` };
+        return { n, bytes: request(head, n, command.challenge, dry) };
       },
       answered: (n, status) => {
         if (command.record && status === 201) markAck(n);
       },
     });
     const cpu = process.cpuUsage(cpuBefore);
-    return { ...result, cpuSeconds: (cpu.user + cpu.system) / 1e6, numbers: [firstNumber, next] };
+    return { ...result, cpuSeconds: (cpu.user + cpu.system) / 1e6, numbers: [firstNumber, next], unsolved: dry.unsolved };
   }
 
-  return { run, open, writeAcks };
+  return { run, open, writeAcks, fill: pool.fill };
 }
 
 // Run as a forked child: serve the parent's commands over IPC.
@@ -242,7 +282,12 @@ if (process.send && process.argv[2] === '--serve') {
   process.on('message', (message: GeneratorMessage) => {
     if (message.type === 'run') void generator.run(message).then((result) => reply({ type: 'result', id: message.id, result }));
     else if (message.type === 'open') void generator.open(message).then((result) => reply({ type: 'open-result', id: message.id, result }));
-    else if (message.type === 'acks') reply({ type: 'acks', id: message.id, count: generator.writeAcks(message.file) });
+    else if (message.type === 'fill') {
+      generator.fill(message.port, message.size, message.reset).then(
+        (result) => reply({ type: 'filled', id: message.id, result }),
+        (err: unknown) => reply({ type: 'filled', id: message.id, result: null, error: err instanceof Error ? err.message : String(err) }),
+      );
+    } else if (message.type === 'acks') reply({ type: 'acks', id: message.id, count: generator.writeAcks(message.file) });
     else process.exit(0);
   });
 }

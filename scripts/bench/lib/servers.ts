@@ -148,14 +148,14 @@ export function scratchSqlite(parent: string): { url: string; file: string } {
   return { url: `file:${file}`, file };
 }
 
-/** Every stored address that starts with `prefix` (the benchmark's own rows). */
-export async function storedAddresses(databaseUrl: string, prefix: string): Promise<string[]> {
+/** Every stored entry whose address starts with `prefix` (the benchmark's own rows): its address and status. */
+export async function storedSignups(databaseUrl: string, prefix: string): Promise<Array<{ email: string; status: string }>> {
+  const query = 'SELECT email, status FROM waitlist WHERE email LIKE ';
   if (databaseUrl.startsWith('postgres')) {
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
     try {
-      const { rows } = await client.query<{ email: string }>('SELECT email FROM waitlist WHERE email LIKE $1', [`${prefix}-%`]);
-      return rows.map((r) => r.email);
+      return (await client.query<{ email: string; status: string }>(`${query}$1`, [`${prefix}-%`])).rows;
     } finally {
       await client.end();
     }
@@ -163,7 +163,7 @@ export async function storedAddresses(databaseUrl: string, prefix: string): Prom
   const { default: SQLite } = await import('better-sqlite3');
   const db = new SQLite(databaseUrl.replace(/^(file|sqlite):/, ''), { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare('SELECT email FROM waitlist WHERE email LIKE ?').all(`${prefix}-%`) as Array<{ email: string }>).map((r) => r.email);
+    return db.prepare(`${query}?`).all(`${prefix}-%`) as Array<{ email: string; status: string }>;
   } finally {
     db.close();
   }

@@ -1,7 +1,8 @@
 /**
  * The signup benchmark's tables (signup.ts): the closed-loop rows (signups/s at N connections, the
- * servers' CPU per answered request and its ratio to the floor's) and the open-loop rows (a steady
- * rate: p50/p99/max, answers over 50 ms, CPU per request at that rate).
+ * servers' CPU per answered request and its ratio to the floor's), the open-loop rows (a steady
+ * rate: p50/p99/max, answers over 50 ms, CPU per request at that rate), and with --checks-compare
+ * the abuse checks' cost against issue 28's goals.
  */
 import { emptyHistogram, mergeHistograms, quantileMs } from './histogram.js';
 import type { PhaseResult } from './load-generator.js';
@@ -26,6 +27,8 @@ export interface Row {
   signupsPerSecond: number;
   p50: number;
   p99: number;
+  /** The slowest answer, ms (within the histogram's 1%). */
+  max: number;
   peakRssMb: number;
   loadRssMb: number;
   /** Shares of one core. */
@@ -33,6 +36,8 @@ export interface Row {
   generatorCpu: number;
   /** Server CPU per answered request (every status), µs. */
   cpuPerRequestUs: number;
+  /** Server CPU per signup (201), µs. */
+  cpuPerSignupUs: number;
   /** PostgreSQL's backends of this database / its background processes, µs per answered request. */
   pgBackendUs: number | null;
   pgBackgroundUs: number | null;
@@ -65,11 +70,13 @@ export function summarize(database: string, server: string, phases: Phase[], mem
     signupsPerSecond: (statuses['201'] ?? 0) / elapsed,
     p50: quantileMs(histogram, 0.5),
     p99: quantileMs(histogram, 0.99),
+    max: quantileMs(histogram, 1),
     peakRssMb: memory.peak / 2 ** 20,
     loadRssMb: memory.underLoad / 2 ** 20,
     serverCpu: serverCpuSeconds / elapsed,
     generatorCpu: phases.reduce((s, p) => s + p.cpuSeconds, 0) / elapsed,
     cpuPerRequestUs: (serverCpuSeconds / Math.max(1, answered)) * 1e6,
+    cpuPerSignupUs: (serverCpuSeconds / Math.max(1, statuses['201'] ?? 0)) * 1e6,
     pgBackendUs: perRequest(sumNullable(phases.map((p) => p.postgres?.backends)), answered),
     pgBackgroundUs: perRequest(sumNullable(phases.map((p) => p.postgres?.background)), answered),
     statuses,
@@ -90,6 +97,7 @@ export interface OpenRow {
 }
 
 const pct = (share: number) => `${Math.round(share * 100)}%`;
+const signed = (n: number, digits: number) => `${n >= 0 ? '+' : ''}${fmt(n, digits)}`;
 const us = (n: number | null) => (n === null ? '-' : fmt(n, 0));
 
 function table(header: string[], lines: string[][], leftColumns: number): void {
@@ -159,4 +167,48 @@ export function printOpenTable(rows: OpenRow[]): void {
   });
   table(header, lines, 2);
   console.log('  late sends: requests the generator wrote more than 1 ms after they were due (its own lag; their latency still counts from the due time)');
+}
+
+/** Issue 28's goals for the three abuse checks together, at 100 connections. */
+export const CHECKS_GOALS = { throughputCostPct: 15, p99AddedMs: 2 };
+
+/**
+ * The checks' cost per database: the product with all three checks on against the same product
+ * with all off (rows `off` and `on`), closed loop (and open loop, when it ran), with the goals.
+ */
+export function printChecksComparison(rows: Row[], openRows: OpenRow[], off: string, on: string, connections: number): void {
+  const databases = [...new Set(rows.map((r) => r.database))];
+  console.log(
+    `\nthe abuse checks' cost (issue 28: at most ${CHECKS_GOALS.throughputCostPct}% of the signups/s and +${CHECKS_GOALS.p99AddedMs} ms p99 at 100 connections; ` +
+      `closed loop, ${connections} connections${connections === 100 ? '' : ': NOT the goals\' 100'}):`,
+  );
+  const lines: string[][] = [];
+  const verdicts: string[] = [];
+  for (const database of databases) {
+    const a = rows.find((r) => r.database === database && r.server === off);
+    const b = rows.find((r) => r.database === database && r.server === on);
+    if (!a || !b) continue;
+    for (const row of [a, b]) {
+      lines.push([database, row.server, fmt(row.signupsPerSecond), fmt(row.p50, 2), fmt(row.p99, 2), fmt(row.max, 1), fmt(row.cpuPerSignupUs, 0)]);
+    }
+    const cost = ((a.signupsPerSecond - b.signupsPerSecond) / a.signupsPerSecond) * 100;
+    const added = b.p99 - a.p99;
+    lines.push([database, 'difference', `${signed(-cost, 1)}%`, signed(b.p50 - a.p50, 2), signed(added, 2), signed(b.max - a.max, 1), signed(b.cpuPerSignupUs - a.cpuPerSignupUs, 0)]);
+    const perRound = b.rounds.map((r, i) => `${signed(((r.signupsPerSecond - a.rounds[i]!.signupsPerSecond) / a.rounds[i]!.signupsPerSecond) * 100, 1)}% / ${signed(r.p99 - a.rounds[i]!.p99, 2)} ms`);
+    verdicts.push(
+      `  ${database}: throughput cost ${fmt(cost, 1)}% (goal ≤ ${CHECKS_GOALS.throughputCostPct}%: ${cost <= CHECKS_GOALS.throughputCostPct ? 'met' : 'NOT met'}), ` +
+        `p99 added ${signed(added, 2)} ms (goal ≤ +${CHECKS_GOALS.p99AddedMs} ms: ${added <= CHECKS_GOALS.p99AddedMs ? 'met' : 'NOT met'}); per round (signups/s, p99): ${perRound.join(' | ')}`,
+    );
+  }
+  table(['database', 'server', 'signups/s', 'p50 ms', 'p99 ms', 'max ms', 'CPU µs/signup'], lines, 2);
+  for (const verdict of verdicts) console.log(verdict);
+  const open = databases.flatMap((database) => {
+    const a = openRows.find((r) => r.database === database && r.server === off);
+    const b = openRows.find((r) => r.database === database && r.server === on);
+    if (!a || !b) return [];
+    const p99 = (row: OpenRow) => quantileMs(row.result.histogram, 0.99);
+    const cpu = (row: OpenRow) => (row.serverCpuSeconds / Math.max(1, answeredOf(row.result.statuses))) * 1e6;
+    return [`  ${database} at ${fmt(a.rate)}/s: p99 ${signed(p99(b) - p99(a), 2)} ms, max ${signed(b.result.maxMs - a.result.maxMs, 1)} ms, CPU ${signed(cpu(b) - cpu(a), 0)} µs per request (checks on against off)`];
+  });
+  if (open.length > 0) console.log(`open loop (a steady rate):\n${open.join('\n')}`);
 }
