@@ -2,11 +2,12 @@ import SQLite from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 
 /** What the checkpoint thread is told (sqlite-checkpointer.ts), and what it answers. */
-export type CheckpointRequest = { type: 'checkpoint' } | { type: 'close' };
+export type CheckpointRequest = { type: 'checkpoint'; id: number } | { type: 'close' };
+/** A checkpoint's answer carries its request's id (none: the thread's own start, or given by the server). */
 export type CheckpointAnswer =
   | { type: 'ready' }
-  | { type: 'checkpointed'; busy: number; log: number; checkpointed: number }
-  | { type: 'failed'; message: string };
+  | { type: 'checkpointed'; id: number; busy: number; log: number; checkpointed: number }
+  | { type: 'failed'; id?: number; message: string };
 
 // Runs the WAL checkpoints of a SQLite database on a connection of its own, in a thread of its
 // own: a checkpoint copies the WAL's pages into the database file and syncs both (synchronous=FULL
@@ -40,8 +41,8 @@ parentPort!.on('message', (request: CheckpointRequest) => {
   }
   try {
     const result = checkpoint.get() as { busy: number; log: number; checkpointed: number };
-    post({ type: 'checkpointed', ...result });
+    post({ type: 'checkpointed', id: request.id, ...result });
   } catch (err) {
-    post({ type: 'failed', message: message(err) });
+    post({ type: 'failed', id: request.id, message: message(err) });
   }
 });

@@ -16,21 +16,27 @@ import type { CheckpointAnswer, CheckpointRequest } from './sqlite-checkpoint-wo
  * committed, synced frames, and syncs the database file before the WAL can be reused, as SQLite's
  * own does; it just runs elsewhere.
  *
- * Each round is two passes (decision 067). A PASSIVE checkpoint never reaches the end of a WAL that
- * is written to while it runs, and SQLite starts the WAL over from its beginning only when a
- * checkpoint has copied every frame in it; under a steady stream of signups that never happened, and
- * the WAL grew by some 12 kB a signup without end (hundreds of MB in a minute, each page read
- * slower as the WAL index grew). So the first pass copies what was written, with signups going on;
- * then the second pass runs while `hold` keeps the server's connection idle (Kysely's connection
- * mutex: queries and the group commit wait, asynchronously, the event loop runs on), and so copies
- * the few frames written during the first and reaches the end: the next write starts the WAL over.
+ * Each round is two passes or more (decisions 067, 070). A PASSIVE checkpoint never reaches the end
+ * of a WAL that is written to while it runs, and SQLite starts the WAL over from its beginning only
+ * when a checkpoint has copied every frame in it; under a steady stream of signups that never
+ * happened, and the WAL grew by some 12 kB a signup without end (hundreds of MB in a minute, each
+ * page read slower as the WAL index grew). So passes run with signups going on, each copying what
+ * was written during the one before, until one is short (SHORT_PASS_MS) or MAX_OPEN_PASSES have run;
+ * then a last pass runs while `hold` keeps the server's connection idle (Kysely's connection mutex:
+ * queries and the group commit wait, asynchronously, the event loop runs on), so it copies the few
+ * frames written meanwhile and reaches the end: the next write starts the WAL over. Only that pass
+ * has a time limit: the others hold nothing, however long a large WAL takes to copy.
  *
  * If the thread cannot start or is lost, the connection goes back to SQLite's own checkpoints (a
  * warning is logged), so the WAL never grows without bound.
  */
 export const INTERVAL_MS = 1_000;
-/** The longest the connection is held for a checkpoint's second pass, should the thread not answer. */
+/** The longest the connection is held for a checkpoint's last pass, should the thread not answer. */
 const HELD_LIMIT_MS = 2_000;
+/** A pass this short leaves little for the held pass: a few ms of writes. */
+const SHORT_PASS_MS = 50;
+/** Passes with writes going on before the held one, however long they take. */
+const MAX_OPEN_PASSES = 4;
 /** SQLite's default, restored when the thread is lost. */
 const AUTOCHECKPOINT_PAGES = 1_000;
 
@@ -56,12 +62,17 @@ export function startSqliteCheckpointer(sqlite: SQLite.Database, log: Checkpoint
   const totalChanges = sqlite.prepare('SELECT total_changes() AS n').pluck();
   let worker: Worker | null = null;
   let lastChanges = -1;
-  let inFlight = false;
-  /** The timer's two passes under way, if any. */
+  /** The timer's passes under way, if any. */
   let round: Promise<void> | null = null;
   let closed = false;
   let done = 0;
-  const answered: Array<(answer: CheckpointAnswer) => void> = [];
+  let nextId = 0;
+  /** Requests sent and not yet answered (or given up on), by id. */
+  const pending = new Map<number, (answer: CheckpointAnswer) => void>();
+  const settleAll = (message: string) => {
+    for (const resolve of pending.values()) resolve({ type: 'failed', message });
+    pending.clear();
+  };
 
   const fallBack = (reason: string) => {
     if (closed || !worker) return;
@@ -69,10 +80,8 @@ export function startSqliteCheckpointer(sqlite: SQLite.Database, log: Checkpoint
     clearInterval(timer);
     if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
     log.warn({ reason }, 'sqlite: the checkpoint thread is gone; checkpoints run on commit again');
-    for (const resolve of answered.splice(0)) resolve({ type: 'failed', message: reason });
+    settleAll(reason);
   };
-
-  const send = (request: CheckpointRequest) => worker?.postMessage(request);
 
   try {
     // The thread allocates next to nothing: the smallest young generation V8 allows (2 MB less RSS).
@@ -87,40 +96,49 @@ export function startSqliteCheckpointer(sqlite: SQLite.Database, log: Checkpoint
   sqlite.pragma('wal_autocheckpoint = 0');
   started.on('message', (answer: CheckpointAnswer) => {
     if (answer.type === 'ready') return;
-    inFlight = false;
     if (answer.type === 'checkpointed') done += 1;
     if (answer.type === 'failed') log.warn({ reason: answer.message }, 'sqlite: checkpoint failed; it is tried again');
-    answered.shift()?.(answer);
+    if (answer.id === undefined) return;
+    const resolve = pending.get(answer.id);
+    pending.delete(answer.id);
+    resolve?.(answer);
   });
   started.on('error', (err) => fallBack(err.message));
   started.on('exit', (code) => fallBack(`checkpoint thread exited with code ${code}`));
 
-  /** One checkpoint by the thread; resolves to its answer (failed: no thread, or none within HELD_LIMIT_MS). */
-  const checkpoint = () =>
+  /**
+   * One checkpoint by the thread; resolves to its answer, or to failed: no thread, or (with a limit)
+   * none within it. An answer that comes after the limit is dropped; its pass still counts.
+   */
+  const checkpoint = (limitMs?: number) =>
     new Promise<CheckpointAnswer>((resolve) => {
       if (!worker) {
         resolve({ type: 'failed', message: 'no thread' });
         return;
       }
-      answered.push(resolve);
-      send({ type: 'checkpoint' });
-      // The connection is never held longer than this, whatever the thread does.
-      setTimeout(() => resolve({ type: 'failed', message: 'no answer in time' }), HELD_LIMIT_MS).unref();
+      const id = nextId++;
+      pending.set(id, resolve);
+      worker.postMessage({ type: 'checkpoint', id } satisfies CheckpointRequest);
+      if (limitMs === undefined) return;
+      setTimeout(() => {
+        if (pending.delete(id)) resolve({ type: 'failed', message: 'no answer in time' });
+      }, limitMs).unref();
     });
 
   const timer = setInterval(() => {
-    if (inFlight || round || !sqlite.open) return;
+    if (round || !sqlite.open) return;
     const changes = totalChanges.get() as number;
     if (changes === lastChanges) return;
     lastChanges = changes;
-    inFlight = true;
     round = (async () => {
-      // The bulk, with writes going on; then the rest with the connection idle, to the WAL's end.
-      const first = await checkpoint();
-      if (first.type === 'checkpointed' && hold && worker && !closed) {
-        inFlight = true;
-        await hold(checkpoint);
+      // The bulk, with writes going on, until a pass is short; then the rest with the connection idle, to the WAL's end.
+      for (let pass = 1; ; pass++) {
+        const began = performance.now();
+        const answer = await checkpoint();
+        if (answer.type !== 'checkpointed' || closed || !worker) return;
+        if (performance.now() - began < SHORT_PASS_MS || pass >= MAX_OPEN_PASSES) break;
       }
+      if (hold) await hold(() => checkpoint(HELD_LIMIT_MS));
     })().finally(() => (round = null));
   }, INTERVAL_MS);
   timer.unref();
@@ -129,7 +147,7 @@ export function startSqliteCheckpointer(sqlite: SQLite.Database, log: Checkpoint
     close: () => {
       closed = true;
       clearInterval(timer);
-      for (const resolve of answered.splice(0)) resolve({ type: 'failed', message: 'closed' });
+      settleAll('closed');
       if (!worker) return Promise.resolve();
       const ending = worker;
       worker = null;
@@ -143,16 +161,7 @@ export function startSqliteCheckpointer(sqlite: SQLite.Database, log: Checkpoint
       });
     },
     checkpoints: () => done,
-    checkpointNow: () =>
-      new Promise<CheckpointAnswer>((resolve) => {
-        if (!worker) {
-          resolve({ type: 'failed', message: 'no thread' });
-          return;
-        }
-        answered.push(resolve);
-        inFlight = true;
-        send({ type: 'checkpoint' });
-      }),
+    checkpointNow: () => checkpoint(),
     crashForTest: async () => {
       const exited = new Promise<void>((resolve) => started.once('exit', () => resolve()));
       await started.terminate();
