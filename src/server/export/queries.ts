@@ -9,26 +9,14 @@ import {
   chunk,
   compareKeysDesc,
   ID_CHUNK_SIZE,
-  listWaitlistPage,
   sortKey,
   uniqueIds,
   type WaitlistCursor,
-  type WaitlistPageResult,
 } from '../db/waitlist-keyset.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 
 /** The export's reads of the waitlist; the filter, the keyset order and the pages they build on are in db/. */
-
-/** Every entry with all its fields, newest first, one keyset batch at a time (`npm run db -- export`). */
-export async function* iterateAllWaitlist(db: Kysely<Database>, batchSize = ID_CHUNK_SIZE): AsyncGenerator<WaitlistEntry[]> {
-  let after: WaitlistCursor | null = null;
-  do {
-    const page: WaitlistPageResult = await listWaitlistPage(db, { limit: batchSize, after, filter: {}, search: 'inline' });
-    if (page.entries.length > 0) yield page.entries;
-    after = page.next;
-  } while (after);
-}
 
 /** The timestamp fields of an entry: Date on PostgreSQL, ISO text on SQLite. */
 const TIMESTAMP_FIELDS = new Set<keyof WaitlistEntry>(['created_at', 'confirmation_sent_at', 'confirmed_at', 'invited_at', 'unsubscribed_at']);
