@@ -83,6 +83,16 @@ export async function listWaitlistPage(
   };
 }
 
+/** Every entry with all its fields, newest first, one keyset page at a time (`npm run db -- export`). */
+export async function* iterateAllWaitlist(db: Kysely<Database>, batchSize = ID_CHUNK_SIZE): AsyncGenerator<WaitlistEntry[]> {
+  let after: WaitlistCursor | null = null;
+  do {
+    const page: WaitlistPageResult = await listWaitlistPage(db, { limit: batchSize, after, filter: {}, search: 'inline' });
+    if (page.entries.length > 0) yield page.entries;
+    after = page.next;
+  } while (after);
+}
+
 /** The ids once each (a request may name one twice). */
 export function uniqueIds(ids: readonly string[]): string[] {
   return [...new Set(ids)];

@@ -72,9 +72,7 @@ export async function* copyRows(chunks: AsyncIterable<Buffer>): AsyncGenerator<R
     const times: number[] = [];
     let at: number = headerRead ? 0 : headerLength(buf);
     headerRead = at !== -1;
-    for (at = Math.max(at, 0); headerRead; ) {
-      if (complete && at < buf.length) throw new Error('COPY sent data after its trailer');
-      if (complete || at + 2 > buf.length) break;
+    for (at = Math.max(at, 0); headerRead && !complete && at + 2 <= buf.length; ) {
       const count = buf.readInt16BE(at);
       if (count === -1) {
         complete = true;
@@ -102,6 +100,7 @@ export async function* copyRows(chunks: AsyncIterable<Buffer>): AsyncGenerator<R
       times.push(PG_EPOCH_MS + high * 4_294_967 + Math.floor((high * 296 + buf.readUInt32BE(start[TIME]! + 4)) / 1000));
       at = p;
     }
+    if (complete && at < buf.length) throw new Error('COPY sent data after its trailer');
     // copy() moves overlapping bytes correctly (buf is the carry buffer itself).
     carried = buf.copy(carry, 0, at);
     if (entries.length > 0) yield { entries, times };
@@ -124,17 +123,9 @@ export function copyBatches(client: pg.ClientBase, sql: string): AsyncGenerator<
 export async function copyExport(db: Kysely<Database>, filter: WaitlistFilter): Promise<AsyncGenerator<RowBatch> | null> {
   const pool = postgresPoolOf(db);
   if (!pool) return null;
+  const { rows } = await pool.query<{ server_encoding: string }>('SHOW server_encoding');
+  if (rows[0]?.server_encoding.toUpperCase() !== 'UTF8') return null;
   const client = await pool.connect();
-  try {
-    const { rows } = await client.query<{ server_encoding: string }>('SHOW server_encoding');
-    if (rows[0]?.server_encoding.toUpperCase() !== 'UTF8') {
-      client.release();
-      return null;
-    }
-  } catch (err) {
-    client.release(true);
-    throw err;
-  }
   return (async function* () {
     let complete = false;
     try {

@@ -25,30 +25,10 @@ export function inlinePostgresParameters(query: CompiledQuery): string {
     if (value instanceof Date && Number.isFinite(value.getTime())) return loadPg().escapeLiteral(value.toISOString());
     throw new Error(`cannot write parameter $${index} (${typeof value}) as a literal`);
   };
-  let out = '';
-  let i = 0;
-  while (i < sql.length) {
-    const c = sql[i]!;
-    if (c === "'" || c === '"') {
-      // A quoted literal or identifier, copied whole; its quote character is escaped by doubling.
-      let end = i + 1;
-      for (;;) {
-        end = sql.indexOf(c, end);
-        if (end === -1) throw new Error('the query has an unterminated quoted section');
-        if (sql[end + 1] === c) end += 2;
-        else break;
-      }
-      out += sql.slice(i, end + 1);
-      i = end + 1;
-    } else if (c === '$' && /[0-9]/.test(sql[i + 1] ?? '') && !/[\w$]/.test(sql[i - 1] ?? '')) {
-      let end = i + 1;
-      while (end < sql.length && sql[end]! >= '0' && sql[end]! <= '9') end++;
-      out += literal(Number(sql.slice(i + 1, end)));
-      i = end;
-    } else {
-      out += c;
-      i++;
-    }
-  }
-  return out;
+  // Left to right: a quoted literal or identifier (its quote escaped by doubling) is kept whole, a
+  // quote that opens nothing is an error, and `$n` not inside a word is replaced.
+  return sql.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|(['"])|(?<![\w$])\$(\d+)/g, (match, open?: string, index?: string) => {
+    if (open) throw new Error('the query has an unterminated quoted section');
+    return index === undefined ? match : literal(Number(index));
+  });
 }

@@ -1,6 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import type { CompiledQuery, Kysely } from 'kysely';
-import { isPostgres, rawSqliteOf } from '../db/database.js';
+import { rawSqliteOf } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { toWaitlistEntry as toEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
 import { matching } from '../db/waitlist-filter.js';
@@ -9,29 +9,17 @@ import {
   chunk,
   compareKeysDesc,
   ID_CHUNK_SIZE,
-  listWaitlistPage,
   sortKey,
   uniqueIds,
   type WaitlistCursor,
-  type WaitlistPageResult,
 } from '../db/waitlist-keyset.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import type { WaitlistFilter } from '../../shared/admin/waitlist-filter.js';
 
 /** The export's reads of the waitlist; the filter, the keyset order and the pages they build on are in db/. */
 
-/** Every entry with all its fields, newest first, one keyset batch at a time (`npm run db -- export`). */
-export async function* iterateAllWaitlist(db: Kysely<Database>, batchSize = ID_CHUNK_SIZE): AsyncGenerator<WaitlistEntry[]> {
-  let after: WaitlistCursor | null = null;
-  do {
-    const page: WaitlistPageResult = await listWaitlistPage(db, { limit: batchSize, after, filter: {}, search: 'inline' });
-    if (page.entries.length > 0) yield page.entries;
-    after = page.next;
-  } while (after);
-}
-
-/** The timestamp fields of an entry: Date on PostgreSQL, ISO text on SQLite. */
-const TIMESTAMP_FIELDS = new Set<keyof WaitlistEntry>(['created_at', 'confirmation_sent_at', 'confirmed_at', 'invited_at', 'unsubscribed_at']);
+/** The entry fields an export reads besides created_at: none of the other timestamps, which PostgreSQL's driver gives as Dates. */
+export type ExportField = Exclude<keyof WaitlistEntry, 'confirmation_sent_at' | 'confirmed_at' | 'invited_at' | 'unsubscribed_at'>;
 
 /**
  * The entries matching `filter` but those in `except`, newest first, one keyset batch at a time
@@ -45,14 +33,12 @@ export async function* iterateMatchingWaitlist(
   filter: WaitlistFilter,
   except: readonly string[] = [],
   batchSize = ID_CHUNK_SIZE,
-  fields: ReadonlyArray<keyof WaitlistEntry> = SPEC_EXPORT_COLUMNS,
+  fields: readonly ExportField[] = SPEC_EXPORT_COLUMNS,
 ): AsyncGenerator<WaitlistEntry[]> {
   const skip = new Set(except);
   // created_at is read as the sort key (ISO text; on PostgreSQL with its microseconds), which the
   // position needs anyway: PostgreSQL's driver would otherwise parse a Date per row.
-  const columns = [...new Set<keyof WaitlistEntry>(['id', ...fields])].filter((c) => c !== 'created_at');
-  const times = columns.filter((c) => TIMESTAMP_FIELDS.has(c));
-  const pg = isPostgres(db);
+  const columns = [...new Set<ExportField>(['id', ...fields])].filter((c) => c !== 'created_at');
   type Row = Record<string, unknown> & { id: string; created_at: string };
   const read = (after: WaitlistCursor | null) => {
     let query = db
@@ -93,14 +79,8 @@ export async function* iterateMatchingWaitlist(
     pending = last && rows.length === batchSize ? read({ createdAt: last.created_at, id: last.id }) : null;
     // Never left unhandled if the caller stops early; the caller sees the error on its next read.
     pending?.catch(() => undefined);
-    const entries: WaitlistEntry[] = [];
-    for (const row of rows) {
-      if (skip.size > 0 && skip.has(row.id)) continue;
-      // The entry's other timestamps are ISO text too: SQLite stores them so; PostgreSQL's driver gives Dates.
-      if (pg) for (const c of times) if (row[c] instanceof Date) row[c] = (row[c] as Date).toISOString();
-      entries.push(row as unknown as WaitlistEntry);
-    }
-    if (entries.length > 0) yield entries;
+    const entries = skip.size > 0 ? rows.filter((row) => !skip.has(row.id)) : rows;
+    if (entries.length > 0) yield entries as unknown as WaitlistEntry[];
   }
 }
 
@@ -121,8 +101,7 @@ export function exportRowsQuery(db: Kysely<Database>, filter: WaitlistFilter): C
 export async function* iterateSelectedWaitlist(db: Kysely<Database>, ids: readonly string[], batchSize = ID_CHUNK_SIZE, withAmount = false): AsyncGenerator<WaitlistEntry[]> {
   const keys: Array<{ key: string; id: string }> = [];
   for (const part of chunk(uniqueIds(ids), ID_CHUNK_SIZE)) {
-    const rows = await db.selectFrom('waitlist').select(['id', sortKey(db).as('key')]).where('id', 'in', part).execute();
-    for (const row of rows) keys.push({ key: row.key, id: row.id });
+    keys.push(...(await db.selectFrom('waitlist').select(['id', sortKey(db).as('key')]).where('id', 'in', part).execute()));
   }
   keys.sort(compareKeysDesc);
 

@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { finished, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -8,7 +8,7 @@ import { HttpError } from '../http/errors.js';
 import { helmetHeaders } from '../http/security.js';
 import { allowLargeYoungGeneration } from '../runtime/heap.js';
 import { auditedFilter, checkBodySelection, IDS_BODY_LIMIT } from '../admin/index.js';
-import { csvChunks, type OfferingColumns, type RowBatch } from './csv.js';
+import { csvChunks, type OfferingColumns } from './csv.js';
 import { findListBySlug } from '../db/lists.js';
 import { amountBands, parseBandKey } from '../../shared/lists/contract.js';
 import { exportRows, type ExportBody } from './rows.js';
@@ -19,7 +19,9 @@ import {
   exportDownloadStatus,
   finishExportDownload,
   HEARTBEAT_MS,
-  startExportDownloadSweep,
+  sweepExportDownloads,
+  SWEEP_MS,
+  type ExportOutcome,
   type ExportOwner,
 } from './tickets.js';
 import {
@@ -49,23 +51,20 @@ const DOWNLOAD_FORM_BODY_LIMIT = 1024;
 const EXPORT_FAILED_MESSAGE = 'The export could not be completed. Try again.';
 
 /**
- * Compression of an export (~90 MB of CSV per million rows) at the fastest levels, off the event
- * loop (zlib's thread pool): zstd for the clients that prefer it (Chromium and Firefox send it; it
+ * The options of the routes that answer the file: its compression, and an error answer in its
+ * place (the rows failed before the first byte went out) that does not claim to be the file.
+ *
+ * The file (~90 MB of CSV per million rows) is compressed at the fastest levels, off the event loop
+ * (zlib's thread pool): zstd for the clients that prefer it (Chromium and Firefox send it; it
  * writes the smallest file for the least CPU, and Chromium reads it fastest), else brotli or gzip.
  * Higher levels cost more CPU than reading the rows (brotli 5: 4.4 s per 90 MB). Decision 017.
  */
-const EXPORT_COMPRESSION = {
-  encodings: ['zstd', 'br', 'gzip'] as Array<'zstd' | 'br' | 'gzip'>,
-  zlibOptions: { level: 1, chunkSize: 64 * 1024, params: { [zlib.constants.ZSTD_c_compressionLevel]: 1 } },
-  brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } },
-};
-
-/**
- * The options of the routes that answer the file: its compression, and an error answer in its
- * place (the rows failed before the first byte went out) that does not claim to be the file.
- */
 export const FILE_ROUTE_OPTIONS = {
-  compress: EXPORT_COMPRESSION,
+  compress: {
+    encodings: ['zstd', 'br', 'gzip'] as Array<'zstd' | 'br' | 'gzip'>,
+    zlibOptions: { level: 1, chunkSize: 64 * 1024, params: { [zlib.constants.ZSTD_c_compressionLevel]: 1 } },
+    brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } },
+  },
   onError: async (_request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (reply.raw.headersSent) return;
     // Headers that describe the download rather than an error answer sent in its place.
@@ -110,8 +109,6 @@ async function guardedExportRoutes(instance: FastifyInstance): Promise<void> {
     async (request, reply) => sendExport(app, request, reply, adminActor(app.adminOf(request)), request.body),
   );
 
-  // The admin page's exports: prepared here with the access token, downloaded by the browser with
-  // the ticket (ticketDownloadRoutes), followed here until they end.
   app.post(
     ADMIN_EXPORTS_PATH,
     {
@@ -139,17 +136,19 @@ async function guardedExportRoutes(instance: FastifyInstance): Promise<void> {
 }
 
 /**
- * The browser's own download of an export: a form POST of a one-time ticket, answered with the
- * file. Outside the admin guard (the form carries no Authorization header): the ticket is the
- * credential, and the session it was made for must still be active, checked as the guard checks a
- * token's. Whatever happens, the download's status says so, since the page cannot read this answer.
+ * The browser's own download of an export: a form POST of a one-time ticket, outside the admin guard
+ * (a form carries no Authorization header): the ticket is the credential, and the session it was
+ * made for must still be active, checked as the guard checks a token's.
  */
 async function ticketDownloadRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   const { db } = app.database;
   await app.register(formbody, { bodyLimit: DOWNLOAD_FORM_BODY_LIMIT });
-  const stopSweep = startExportDownloadSweep(db, (err) => app.log.error({ err }, 'could not sweep export downloads'));
-  app.addHook('onClose', async () => stopSweep());
+  // Swept now and every SWEEP_MS, by a timer that never keeps the process alive.
+  const sweep = () => void sweepExportDownloads(db).catch((err: unknown) => app.log.error({ err }, 'could not sweep export downloads'));
+  sweep();
+  const sweeper = setInterval(sweep, SWEEP_MS).unref();
+  app.addHook('onClose', async () => clearInterval(sweeper));
   // ICU loads its locale and time zone data with the first date format a process makes (~20 ms):
   // done once the server is up rather than in the first export's time.
   app.addHook('onReady', async () => {
@@ -187,7 +186,8 @@ const adminActor = (admin: AdminPrincipal): ExportActor => ({ email: admin.email
  * Answers a one-time ticket's download (the admin page's form, or an API client's POST of its
  * ticket): claims the ticket (`kind`: whose tickets this route takes), has `actorOf` check that its
  * owner may still export (an admin's session still active, an API key not revoked or expired:
- * throws otherwise), and sends the file. Whatever happens, the download's status says so.
+ * throws otherwise), and sends the file. Whatever happens, the download's status says so, since
+ * the page cannot read this answer.
  */
 export async function downloadByTicket(
   app: FastifyInstance,
@@ -205,17 +205,14 @@ export async function downloadByTicket(
   reply.raw.setHeader('content-security-policy', DOWNLOAD_CSP);
   const claimed = await claimExportDownload(db, ticket, kind);
   if (!claimed) throw new HttpError(410, 'ticket_used', 'This download was already started, or its link has expired. Export again.');
-  // While the answer is open, a heartbeat says it is still being sent (its status turns failed
-  // if the heartbeat stops: this server died part way).
+  // While the answer is open, a heartbeat says it is still being sent (HEARTBEAT_MS; once the
+  // download has ended, a late beat changes nothing).
   const heartbeat = setInterval(() => {
     beatExportDownload(db, claimed.id).catch((err: unknown) => request.log.error({ err }, 'could not record an export download heartbeat'));
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
+  }, HEARTBEAT_MS).unref();
   reply.raw.once('close', () => clearInterval(heartbeat));
-  const finish = (outcome: ExportOutcome) => {
-    clearInterval(heartbeat);
-    return finishExportDownload(db, claimed.id, outcome).catch((err: unknown) => request.log.error({ err }, 'could not record how an export download ended'));
-  };
+  const finish = (outcome: ExportOutcome) =>
+    finishExportDownload(db, claimed.id, outcome).catch((err: unknown) => request.log.error({ err }, 'could not record how an export download ended'));
   let actor: ExportActor;
   let body: ExportBody;
   try {
@@ -228,9 +225,6 @@ export async function downloadByTicket(
   }
   return sendExport(app, request, reply, actor, body, (outcome) => void finish(outcome));
 }
-
-/** How an export's answer ended, for a download that follows it (tickets.ts). */
-type ExportOutcome = { status: 'done' | 'failed'; rows: number | null; message: string | null };
 
 /**
  * Answers `body`'s export as a CSV download for `actor` (the export route, and a download by
@@ -252,44 +246,25 @@ async function sendExport(
   const scope = body.ids || body.filter ? 'selected' : 'all';
   const attribution = body.attribution === true;
   let rows = 0;
-  let batches: AsyncIterableIterator<RowBatch>;
   // An offering list's file ends with its List and Intended amount columns (issue 31).
   const slug = body.filter?.list ?? body.list;
   const list = slug && slug !== 'portal' ? await findListBySlug(db, slug) : undefined;
   if (slug && slug !== 'portal' && !list) throw new HttpError(404, 'unknown_list', 'There is no list with this slug.');
+  const bands = amountBands(list?.bands ?? null);
   const offering: OfferingColumns | null = list
-    ? {
-        name: list.name,
-        amountLabel: (key) => {
-          if (key === null) return '';
-          const band = amountBands(list.bands).find((b) => b.key === key) ?? parseBandKey(key);
-          return band ? band.label : '';
-        },
-      }
+    ? { name: list.name, amountLabel: (key) => (key ? ((bands.find((b) => b.key === key) ?? parseBandKey(key))?.label ?? '') : '') }
     : null;
-  try {
-    batches = await exportRows(db, body);
-  } catch (err) {
+  const batches = await exportRows(db, body, !!list).catch((err: unknown) => {
     track?.({ status: 'failed', rows: 0, message: EXPORT_FAILED_MESSAGE });
     throw err;
-  }
+  });
 
-  if (track) {
-    // The answer's end decides: every byte handed to the connection (done), or closed before
-    // (the browser cancelled, the connection dropped, the database failed part way: failed).
-    // Told once, here: the two records would otherwise race each other to the database.
-    const raw = reply.raw;
-    let told = false;
-    const tell = (outcome: ExportOutcome) => {
-      if (!told) track(outcome);
-      told = true;
-    };
-    raw.once('finish', () => tell(raw.statusCode === 200 ? { status: 'done', rows, message: null } : { status: 'failed', rows, message: EXPORT_FAILED_MESSAGE }));
-    raw.once('close', () => {
-      if (!raw.writableFinished) tell({ status: 'failed', rows, message: 'The download stopped before the whole file was sent. Export again.' });
-    });
-  }
-
+  // The answer's end decides, once: every byte handed to the connection (done), or closed before
+  // (the browser cancelled, the connection dropped, the database failed part way: failed).
+  finished(reply.raw, (err) => {
+    if (err) track?.({ status: 'failed', rows, message: 'The download stopped before the whole file was sent. Export again.' });
+    else track?.(reply.raw.statusCode === 200 ? { status: 'done', rows, message: null } : { status: 'failed', rows, message: EXPORT_FAILED_MESSAGE });
+  });
   // A response closed before its stream was read still lets go of what the export holds.
   reply.raw.once('close', () => void batches.return?.());
 
@@ -305,11 +280,9 @@ async function sendExport(
       holdAgain();
       const filter = body.filter ? { filter: auditedFilter(body.filter, app.secretBox), except: (body.except ?? []).length } : {};
       const detail = { count: rows, scope, timeZone, ...filter, ...(list ? { list: list.slug } : {}), ...(attribution ? { attribution } : {}), ...(completed ? {} : { incomplete: true }) };
-      try {
-        await recordAudit(db, { action: 'export', actorEmail: actor.email, actorId: actor.id, ip: request.ip, detail: { ...actor.detail, ...detail } });
-      } catch (err) {
-        request.log.error({ err }, 'could not record the export in the audit log');
-      }
+      await recordAudit(db, { action: 'export', actorEmail: actor.email, actorId: actor.id, ip: request.ip, detail: { ...actor.detail, ...detail } }).catch(
+        (err: unknown) => request.log.error({ err }, 'could not record the export in the audit log'),
+      );
     }
   }
 

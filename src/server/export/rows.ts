@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { iterateMatchingWaitlist, iterateSelectedWaitlist, SPEC_EXPORT_COLUMNS } from './queries.js';
+import { iterateMatchingWaitlist, iterateSelectedWaitlist, SPEC_EXPORT_COLUMNS, type ExportField } from './queries.js';
 import type { z } from 'zod/mini';
 import type { exportRequestSchema } from '../../shared/admin/waitlist-api.js';
 import { ATTRIBUTION_FIELDS } from '../../shared/waitlist/attribution.js';
-import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import { copyExport } from './copy.js';
 import type { RowBatch } from './csv.js';
 
@@ -15,7 +14,7 @@ export type ExportBody = z.infer<typeof exportRequestSchema>;
 const ENTRY_BATCH_ROWS = 500;
 
 /** The entry fields the attribution columns read, besides the spec's four columns' (SPEC_EXPORT_COLUMNS). */
-const ATTRIBUTION_EXPORT_FIELDS = [...SPEC_EXPORT_COLUMNS, ...ATTRIBUTION_FIELDS, 'source'] as const satisfies ReadonlyArray<keyof WaitlistEntry>;
+const ATTRIBUTION_EXPORT_FIELDS = [...SPEC_EXPORT_COLUMNS, ...ATTRIBUTION_FIELDS, 'source'] as const satisfies readonly ExportField[];
 
 /**
  * `source` with its first item read now and handed out first, so a failure of the first read
@@ -44,18 +43,17 @@ export async function started<T>(source: AsyncGenerator<T>): Promise<AsyncIterab
  * The rows an export request names, newest first, the first batch read. Everything matching a
  * filter (none excepted, the spec's columns) comes from a COPY on PostgreSQL (copy.ts); the rest,
  * and everything on SQLite, as entries with only the fields the file's columns read, in keyset
- * batches (each a synchronous read on SQLite, so other requests run between them).
+ * batches (each a synchronous read on SQLite, so other requests run between them). An offering
+ * list's file (`withAmount`, issue 31) reads the intended amount too.
  */
-export async function exportRows(db: Kysely<Database>, request: ExportBody): Promise<AsyncIterableIterator<RowBatch>> {
+export async function exportRows(db: Kysely<Database>, request: ExportBody, withAmount = false): Promise<AsyncIterableIterator<RowBatch>> {
   const except = request.except ?? [];
   const attribution = request.attribution === true;
-  // An offering list's file (issue 31) reads the intended amount too; the portal's is read as before.
-  const offering = !!(request.filter?.list ?? request.list) && (request.filter?.list ?? request.list) !== 'portal';
-  const copied = !request.ids && except.length === 0 && !attribution && !offering ? await copyExport(db, request.filter ?? {}) : null;
+  const copied = !request.ids && except.length === 0 && !attribution && !withAmount ? await copyExport(db, request.filter ?? {}) : null;
   if (copied) return started(copied);
-  const fields = [...(attribution ? ATTRIBUTION_EXPORT_FIELDS : SPEC_EXPORT_COLUMNS), ...(offering ? ['intended_amount' as keyof WaitlistEntry] : [])];
+  const fields = [...(attribution ? ATTRIBUTION_EXPORT_FIELDS : SPEC_EXPORT_COLUMNS), ...(withAmount ? ['intended_amount' as ExportField] : [])];
   const entries = request.ids
-    ? iterateSelectedWaitlist(db, request.ids, ENTRY_BATCH_ROWS, offering)
+    ? iterateSelectedWaitlist(db, request.ids, ENTRY_BATCH_ROWS, withAmount)
     : iterateMatchingWaitlist(db, request.filter ?? {}, except, ENTRY_BATCH_ROWS, fields);
   return started(
     (async function* () {

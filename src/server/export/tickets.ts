@@ -7,22 +7,18 @@ import { EXPORT_TICKET_SECONDS, type ExportDownload, type ExportDownloadStatus, 
  * Export downloads by ticket (the `export_downloads` table). The admin page does not read an export
  * through JavaScript: it asks for one with its access token (createExportDownload), posts the
  * one-time ticket it gets in a plain form, and the browser saves the answer itself, streaming it to
- * disk as it arrives, however large (claimExportDownload, then finishExportDownload as the answer
- * ends). The page learns the outcome and the row count for its toast from exportDownloadStatus.
- *
- * A row holds the request only until its ticket is used or expires, and is purged a day after it
- * was made (sweepExportDownloads, every minute). Only the ticket's SHA-256 is stored: a copy of the
- * table cannot start a download. While a download runs, the server writes a heartbeat; one that
- * stopped (the server died part way) is reported failed.
+ * disk as it arrives, however large; the page learns the outcome and the row count for its toast
+ * from exportDownloadStatus. A row holds the request only until its ticket is used or expires, and
+ * only the ticket's SHA-256 is stored: a copy of the table cannot start a download.
  */
 
 /** How long a download's row is kept (its outcome is read within seconds). */
 const KEEP_MS = 24 * 60 * 60 * 1000;
-/** How often a running download's heartbeat is written, and how old one may be before the download counts as failed. */
+/** How often a running download's heartbeat is written, and how old one may be before the download counts as failed (its server died). */
 export const HEARTBEAT_MS = 10_000;
 const HEARTBEAT_STALE_MS = 3 * HEARTBEAT_MS;
-/** How often expired requests and old rows are swept away. */
-const SWEEP_MS = 60_000;
+/** How often expired requests and old rows are swept away (sweepExportDownloads). */
+export const SWEEP_MS = 60_000;
 const STOPPED_MESSAGE = 'The download stopped: the server did not finish sending it. Export again.';
 
 const hashTicket = (ticket: string) => createHash('sha256').update(ticket).digest('hex');
@@ -61,17 +57,11 @@ export async function createExportDownload(
   return download;
 }
 
-export interface ClaimedDownload {
-  id: string;
-  owner: ExportOwner;
-  /** The request as it was stored (JSON); the caller validates it again. */
-  request: string;
-}
-
 /**
  * Uses a ticket: its download becomes `running`, in one statement, so of two posts of the same
- * ticket (on one instance or two) only one gets it; the request is then taken out of the table.
- * Null for a ticket that is unknown, used or expired.
+ * ticket (on one instance or two) only one gets it; the request is then taken out of the table and
+ * returned as it was stored (JSON: the caller validates it again). Null for a ticket that is
+ * unknown, used or expired.
  */
 export async function claimExportDownload(
   db: Kysely<Database>,
@@ -79,7 +69,7 @@ export async function claimExportDownload(
   /** Whose tickets this route takes: an admin session's (the admin page) or an API key's (/api/v1). */
   kind: 'session' | 'api-key',
   now = Date.now(),
-): Promise<ClaimedDownload | null> {
+): Promise<{ id: string; owner: ExportOwner; request: string } | null> {
   const claimed = await db
     .updateTable('export_downloads')
     .set({ status: 'running', heartbeat_at: iso(now) })
@@ -107,24 +97,12 @@ export async function sweepExportDownloads(db: Kysely<Database>, now = Date.now(
   await db.deleteFrom('export_downloads').where('created_at', '<', iso(now - KEEP_MS)).execute();
 }
 
-/** Sweeps now and then every SWEEP_MS; the returned function stops it. The timer never keeps the process alive. */
-export function startExportDownloadSweep(db: Kysely<Database>, onError: (err: unknown) => void): () => void {
-  const sweep = () => void sweepExportDownloads(db).catch(onError);
-  sweep();
-  const timer = setInterval(sweep, SWEEP_MS);
-  timer.unref();
-  return () => clearInterval(timer);
-}
+/** How a download's answer ended. */
+export type ExportOutcome = { status: 'done' | 'failed'; rows: number | null; message: string | null };
 
-/** How a running download ended; a download already ended keeps its first outcome. */
-export async function finishExportDownload(
-  db: Kysely<Database>,
-  id: string,
-  outcome: { status: 'done' | 'failed'; rows: number | null; message: string | null },
-  now = Date.now(),
-): Promise<void> {
-  const set = { status: outcome.status, rows: outcome.rows, message: outcome.message, finished_at: iso(now) };
-  await db.updateTable('export_downloads').set(set).where('id', '=', id).where('status', '=', 'running').execute();
+/** Records how a running download ended; a download already ended keeps its first outcome. */
+export async function finishExportDownload(db: Kysely<Database>, id: string, outcome: ExportOutcome, now = Date.now()): Promise<void> {
+  await db.updateTable('export_downloads').set({ ...outcome, finished_at: iso(now) }).where('id', '=', id).where('status', '=', 'running').execute();
 }
 
 /** The download's progress for the admin or key that made it; null for another's or an unknown id. */
@@ -137,7 +115,6 @@ export async function exportDownloadStatus(db: Kysely<Database>, id: string, fol
     .executeTakeFirst();
   if (!row) return null;
   if (row.status === 'ready' && new Date(row.expires_at).getTime() <= now) return { status: 'expired', rows: null, message: null };
-  // A running download whose heartbeat stopped: the server sending it is gone.
   if (row.status === 'running' && (row.heartbeat_at === null || new Date(row.heartbeat_at).getTime() < now - HEARTBEAT_STALE_MS)) {
     return { status: 'failed', rows: row.rows, message: STOPPED_MESSAGE };
   }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { waitlistCsvChunks } from '../../../shared/waitlist/csv.js';
-import { iterateAllWaitlist } from '../../export/queries.js';
+import { iterateAllWaitlist } from '../../db/waitlist-keyset.js';
 import { withDatabase } from '../database.js';
 import { CliError, defineCommand, UsageError } from '../program.js';
 import { timeZoneOf, timeZoneOption } from './arguments.js';
