@@ -18,10 +18,14 @@ import type { HeldReason, WaitlistEntry } from '../../shared/waitlist/entry.js';
  */
 export type HoldOutcome = 'held' | 'registered' | 'unchanged';
 
+/** A new signup's entry as it is stored held: its reason, no confirmation sent. */
+export function heldEntry(entry: WaitlistEntry, reason: HeldReason): WaitlistEntry {
+  return { ...entry, status: 'held', held_reason: reason, confirmation_sent_at: null };
+}
+
 export async function holdSignup(db: Kysely<Database>, box: SuppressionBox, entry: WaitlistEntry, reason: HeldReason): Promise<HoldOutcome> {
   if (await isSuppressed(db, box, entry.email)) return 'unchanged';
-  const held: WaitlistEntry = { ...entry, status: 'held', held_reason: reason, confirmation_sent_at: null };
-  const result = await db.insertInto('waitlist').values(held).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+  const result = await db.insertInto('waitlist').values(heldEntry(entry, reason)).onConflict((oc) => oc.doNothing()).executeTakeFirst();
   if (Number(result.numInsertedOrUpdatedRows ?? 0n) === 1) return 'held';
   const known = await findWaitlistEntryByEmail(db, entry.email);
   return known && (known.status === 'joined' || known.status === 'confirmed' || known.status === 'invited') ? 'registered' : 'unchanged';

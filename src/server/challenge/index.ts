@@ -3,4 +3,4 @@
  * (the verifier, with the spent store behind it) and the held signup's write.
  */
 export { createSignupChallenge, type SignupChallengeCheck } from './verify.js';
-export { holdSignup, type HoldOutcome } from './hold.js';
+export { heldEntry, holdSignup, type HoldOutcome } from './hold.js';

@@ -8,7 +8,7 @@ import { HttpError } from '../http/errors.js';
 import { mailClientKey, type TemplatedMessage } from '../mail/index.js';
 import { HONEYPOT_FIELD, SIGNUP_ERRORS, type SignupErrorCode } from '../../shared/waitlist/signup-contract.js';
 import { entryLocation, NO_CONSENT_RECORD, type HeldReason, type WaitlistEntry } from '../../shared/waitlist/entry.js';
-import { holdSignup } from '../challenge/index.js';
+import { heldEntry, holdSignup } from '../challenge/index.js';
 import { NO_ATTRIBUTION, type Attribution } from '../../shared/waitlist/attribution.js';
 import {
   confirmationMail,
@@ -25,7 +25,7 @@ import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js
 import { webhookEvents, type WebhookQueue } from '../webhooks/index.js';
 import { insertSignup } from './repository.js';
 import { newEntryId } from './entry-id.js';
-import type { SignupBatcher } from './batcher.js';
+import type { SignupBatchItem, SignupBatcher } from './batcher.js';
 
 export function signupError(code: SignupErrorCode): HttpError {
   const { status, message } = SIGNUP_ERRORS[code];
@@ -151,6 +151,16 @@ export function newEntry(
   };
 }
 
+/** The group commit's answer for one signup: inserted or not, or null when its batch failed (logged by the batcher; an outage fails this signup too, anything else is retried alone). */
+async function submitted(batcher: SignupBatcher, item: SignupBatchItem): Promise<boolean | null> {
+  try {
+    return await batcher.submit(item);
+  } catch (err) {
+    if (isDatabaseUnavailable(err)) throw err;
+    return null;
+  }
+}
+
 export async function signUp(
   deps: SignupDeps,
   email: string,
@@ -176,18 +186,16 @@ export async function signUp(
     // No valid proof-of-work solution (SIGNUP_CHALLENGE=proof-of-work): stored held, no e-mail, the
     // same answer as a signup (challenge/hold.ts); only a known, joined address is a duplicate as ever.
     if (held) {
+      // A new address takes the group commit, as a proven signup does: a flood of unproven ones (a
+      // script's) must not each wait on a commit of its own. One the batch did not insert (known,
+      // suppressed) is handled alone below.
+      if (deps.batcher && (await submitted(deps.batcher, { entry: heldEntry(entry, held), suppressionHash: hash, mail: null })) === true) return joined;
       const outcome = await holdSignup(deps.db, deps.box, entry, held);
       if (outcome === 'registered') throw signupError('already_registered');
       return { ...joined, created: outcome === 'held' };
     }
     if (deps.batcher) {
-      let inserted: boolean | null = null;
-      try {
-        inserted = await deps.batcher.submit({ entry, suppressionHash: hash, mail: joinMail(deps, entry) });
-      } catch (err) {
-        // Logged by the batcher; an outage fails this signup too, anything else is retried alone below.
-        if (isDatabaseUnavailable(err)) throw err;
-      }
+      const inserted = await submitted(deps.batcher, { entry, suppressionHash: hash, mail: joinMail(deps, entry) });
       if (inserted === true) return joined;
       if (inserted === false) return await deps.db.transaction().execute((trx) => rejoinOrInsert(trx, deps, entry, hash, now));
     }

@@ -4,6 +4,7 @@ import { confirmEntry, eraseEntry, unsubscribeEntry, type ConsentDeps } from '..
 import { webhookEvents } from '../../../src/server/webhooks/index.js';
 import { webhookBackoffMs, retryAfterMs } from '../../../src/server/webhooks/worker.js';
 import { adminReplayPath, adminWebhookPath, type WebhookDeliveryView } from '../../../src/shared/admin/webhooks-api.js';
+import { ADMIN_HELD_APPROVE_PATH } from '../../../src/shared/admin/held-api.js';
 import { TEST_DIALECTS, type TestDialect } from '../../support/databases.js';
 import { cleanupsAfterEach } from '../../support/admin-app.js';
 import { verifiedPayload } from '../../support/webhook-receiver.js';
@@ -111,6 +112,20 @@ describe.each(TEST_DIALECTS)('webhooks (%s)', (dialect: TestDialect) => {
     const before = await rowCounts(ctx);
     await signUp(ctx, 'cy@example.com');
     expect(await rowCounts(ctx)).toEqual(before);
+  });
+
+  it('a held signup (no proof of work) raises no signup.created; approving it does', async () => {
+    const ctx = await setUpWebhooks(cleanups, dialect, { env: { SIGNUP_CHALLENGE: 'proof-of-work', SIGNUP_CHALLENGE_MAX_NUMBER: '1000' } });
+    const { secret } = await addEndpoint(ctx);
+    const id = await signUp(ctx, 'script@example.com');
+    const held = await ctx.t.app.database.db.selectFrom('waitlist').select('status').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(held.status).toBe('held');
+    await ctx.drain();
+    expect(ctx.receiver.requests).toHaveLength(0);
+
+    expect((await ctx.call('POST', ADMIN_HELD_APPROVE_PATH, { ids: [id] })).json()).toEqual({ count: 1 });
+    await ctx.drain();
+    expect(ctx.receiver.requests.map((r) => verifiedPayload(secret, r))).toMatchObject([{ type: 'signup.created', data: { id } }]);
   });
 
   it('a failed transaction enqueues nothing; a committed one enqueues with its change', async () => {
