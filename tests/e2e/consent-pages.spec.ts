@@ -4,6 +4,7 @@ import { createSecretBox } from '../../src/server/crypto/secret-box.js';
 import { createLinkToken } from '../../src/server/consent/links.js';
 import { emailContent, siteContent } from '../../src/shared/site/content.js';
 import { LINK_ERRORS, PREFERENCES_API_PATH } from '../../src/shared/waitlist/consent-contract.js';
+import { LEAVE_ALL_WORDS } from '../../src/shared/lists/contract.js';
 import type { EntryStatus } from '../../src/shared/waitlist/entry.js';
 import { mailParts } from '../support/mime.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp.js';
@@ -280,8 +281,9 @@ test('the preferences page: the address masked, Unsubscribe, then an erasure lin
   await expect(page.getByText(email)).toHaveCount(0);
   await expect(page.getByText(preferencesPage.unsubscribe.explanation)).toBeVisible();
   await expect(page.getByText(preferencesPage.eraseLink.explanation)).toBeVisible();
-  // The manage link does not erase: no erase button here.
+  // The manage link does not erase: no erase button here. On one list only: no "leave every list".
   await expect(page.getByRole('button', { name: preferencesPage.erase.button, exact: true })).toHaveCount(0);
+  await expect(page.getByRole('button', { name: LEAVE_ALL_WORDS.button })).toHaveCount(0);
   expect(await statusOf(links)).toBe('pending');
   await expectNoAxeViolations(page);
   await screenshotView(page, 'preferences');
@@ -470,6 +472,8 @@ test.describe('without JavaScript', () => {
 
     await page.goto(links.manage);
     await expect(page.getByText(preferencesPage.leadWithoutJs)).toBeVisible();
+    // The page cannot know whose link it is without JavaScript: "leave every list" is always there.
+    await expect(page.getByRole('button', { name: LEAVE_ALL_WORDS.button })).toBeVisible();
     await screenshotView(page, 'nojs-preferences');
     await page.getByRole('button', { name: preferencesPage.unsubscribe.button, exact: true }).click();
     await expect(resultHeading(page, preferencesPage.unsubscribe.done.title)).toBeVisible();

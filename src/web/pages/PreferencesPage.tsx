@@ -64,8 +64,9 @@ function ActionRow(props: {
  * which mail providers, forwarders and archives see: so it only unsubscribes, shows the address
  * masked, and for an erasure e-mails a fresh link (valid an hour, once) to the address; that link's
  * page erases (ErasePage). Opening it changes nothing. Without JavaScript it is one form posting
- * `action=unsubscribe` or `action=erase` (e-mail me the link) to this same address; with it, the page
- * looks up whom the link is for, then acts through the JSON API and shows each outcome in place,
+ * `action=unsubscribe`, `action=unsubscribe_all` (offered to everyone there: the page cannot tell
+ * who is on several lists) or `action=erase` (e-mail me the link) to this same address; with it,
+ * the page looks up whom the link is for, then acts through the JSON API and shows each outcome in place,
  * focus on its heading. An expired link says so (LINK_ERRORS.manage_link_expired).
  */
 export function PreferencesPage() {
@@ -132,6 +133,13 @@ export function PreferencesPage() {
             <ActionRow action="unsubscribe_all" words={LEAVE_ALL_WORDS} hydrated={hydrated} busy={busy} onClick={() => void run('unsubscribe_all', unsubscribeAllLink, () => setLeftAll(true))} />
           )
         ) : null}
+        {/* Without JavaScript the page cannot know whose link it is, so "leave every list" is always
+            offered there (it leaves the one list of someone on one); with it, only to someone on several. */}
+        {hydrated ? null : (
+          <noscript className="block">
+            <ActionRow action="unsubscribe_all" words={LEAVE_ALL_WORDS} hydrated={false} busy={null} onClick={() => undefined} />
+          </noscript>
+        )}
         {unsubscribeResult ? (
           <DoneRow headingRef={unsubscribedHeadingRef} title={unsubscribeDone.title} message={unsubscribeDone.message} />
         ) : (

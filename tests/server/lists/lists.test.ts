@@ -5,11 +5,11 @@ import { createList, updateList, type ListActor } from '../../../src/server/list
 import { waitlistEmailMessage } from '../../../src/server/consent/emails/index.js';
 import { createLinkToken } from '../../../src/server/consent/links.js';
 import { siteContent } from '../../../src/shared/site/content.js';
-import { amountBands, offeringContent, offeringPath, TESTING_THE_WATERS_STATEMENTS } from '../../../src/shared/lists/contract.js';
+import { amountBands, LEAVE_ALL_WORDS, offeringContent, offeringPath, TESTING_THE_WATERS_STATEMENTS } from '../../../src/shared/lists/contract.js';
 import { ADMIN_LISTS_PATH } from '../../../src/shared/admin/lists-api.js';
 import { ADMIN_RECORD_VERSIONS_PATH } from '../../../src/shared/admin/records-api.js';
 import { ADMIN_EXPORT_PATH, ADMIN_INSIGHTS_PATH, ADMIN_WAITLIST_PATH } from '../../../src/shared/admin/waitlist-api.js';
-import { PREFERENCES_API_PATH, UNSUBSCRIBE_ALL_API_PATH, UNSUBSCRIBE_API_PATH } from '../../../src/shared/waitlist/consent-contract.js';
+import { PREFERENCES_ACTION_FIELD, PREFERENCES_API_PATH, PREFERENCES_PAGE_PATH, UNSUBSCRIBE_ALL_API_PATH, UNSUBSCRIBE_API_PATH } from '../../../src/shared/waitlist/consent-contract.js';
 import { TEST_DIALECTS, type TestDialect } from '../../support/databases.js';
 import { cleanupsAfterEach, createMailTestApp, drainOutbox, startTestSmtp, TEST_ADMIN } from '../../support/admin-app.js';
 import { mailParts } from '../../support/mime.js';
@@ -178,6 +178,24 @@ describe.each(TEST_DIALECTS)('offering lists (%s)', (dialect: TestDialect) => {
     expect(listPage.total).toBe(1);
     expect(listPage.entries[0].intended_amount).toBe('0-1000');
     expect((await admin(t, token, `${ADMIN_WAITLIST_PATH}?list=nope`)).statusCode).toBe(404);
+  });
+
+  it('without JavaScript, the preferences form leaves every list', async () => {
+    const { t } = await setUp(dialect);
+    const list = await openList(t);
+    expect((await signUp(t, { email: 'dee@example.com' })).statusCode).toBe(201);
+    expect((await signUp(t, { email: 'dee@example.com', list: list.slug })).statusCode).toBe(201);
+    const [portal] = await entriesOf(t, 'dee@example.com');
+    const manage = createLinkToken(t.app.secretBox, { entryId: portal!.id, purpose: 'manage', expiresAt: Math.floor(Date.now() / 1000) + 3600 });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `${PREFERENCES_PAGE_PATH}?token=${manage}`,
+      payload: `${PREFERENCES_ACTION_FIELD}=unsubscribe_all`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain(LEAVE_ALL_WORDS.done.title);
+    expect((await entriesOf(t, 'dee@example.com')).map((e) => e.status)).toEqual(['unsubscribed', 'unsubscribed']);
   });
 
   it('the admin: lists API, insight sums by band, export with List and Intended amount only for an offering list', async () => {
