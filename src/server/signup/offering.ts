@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { isDatabaseUnavailable, isPostgres } from '../db/database.js';
-import type { ListRecord } from '../db/lists.js';
+import { findListBySlug, type ListRecord } from '../db/lists.js';
 import type { Database } from '../db/schema.js';
 import { toWaitlistEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
 import { normalizeIp } from '../geolocation/ip.js';
@@ -8,7 +8,30 @@ import { mailClientKey } from '../mail/index.js';
 import { confirmationMail, isSuppressed, queueRequired, welcomeMail } from '../consent/index.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import type { Attribution } from '../../shared/waitlist/attribution.js';
+import { amountBands, isValidSlug } from '../../shared/lists/contract.js';
 import { locate, newEntry, signupError, signupUnavailable, type SignupDeps, type SignupOutcome } from './service.js';
+
+/** An offering signup's list and its non-binding intended amount (a band key, or null: none given). */
+export interface OfferingSignupTarget {
+  list: ListRecord;
+  intendedAmount: string | null;
+}
+
+/**
+ * The list a signup names (not the portal's) and its intended amount, checked once for the offering
+ * page's form (routes.ts) and the API (POST /api/v1/signups): an open offering list, the amount one
+ * of its bands or none (absent or empty). A draft or unknown list (or the portal's slug) is 400
+ * `unknown_list`, a closed one 409 `list_closed`, any other amount 400 `amount_invalid`.
+ */
+export async function offeringSignupTarget(db: Kysely<Database>, slug: unknown, amount: unknown): Promise<OfferingSignupTarget> {
+  const list = isValidSlug(slug) ? await findListBySlug(db, slug) : undefined;
+  if (!list || list.kind === 'portal' || list.state === 'draft') throw signupError('unknown_list');
+  if (list.state === 'closed') throw signupError('list_closed');
+  const bands = amountBands(list.bands).map((b) => b.key);
+  const intendedAmount = amount === undefined || amount === '' ? null : typeof amount === 'string' && bands.includes(amount) ? amount : undefined;
+  if (intendedAmount === undefined) throw signupError('amount_invalid');
+  return { list, intendedAmount };
+}
 
 /**
  * A signup to an offering list (issue 31, decision 063): the same entry, statuses, consent record
