@@ -6,6 +6,7 @@ import { toWaitlistEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
 import { normalizeIp } from '../geolocation/ip.js';
 import { mailClientKey } from '../mail/index.js';
 import { confirmationMail, isSuppressed, queueRequired, welcomeMail } from '../consent/index.js';
+import { webhookEvents } from '../webhooks/index.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import type { Attribution } from '../../shared/waitlist/attribution.js';
 import { amountBands, isValidSlug } from '../../shared/lists/contract.js';
@@ -37,7 +38,7 @@ export async function offeringSignupTarget(db: Kysely<Database>, slug: unknown, 
  * A signup to an offering list (issue 31, decision 063): the same entry, statuses, consent record
  * and e-mails as the portal's, stored under the list's id with its non-binding intended amount.
  * Written in a transaction of its own (not the portal's group commit: an offering list's signups
- * are few, and the portal's path stays as it was).
+ * are few, and the portal's path stays as it was), with its e-mail and its `signup.created` event.
  *
  * - New to this list: `joined`, or `pending` with the confirmation queued (SIGNUP_CONFIRMATION); the
  *   welcome with MAIL_WELCOME=on. The address may be on any other list: each list is its own.
@@ -73,6 +74,8 @@ export async function signUpToOffering(
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) {
         if (confirm) await queueRequired(deps.mail, trx, confirmationMail(entry, client));
         else if (deps.consent.welcome && deps.mail.enabled) await deps.mail.enqueue(trx, welcomeMail(entry));
+        // Its `signup.created`, with the list's slug, written with the entry (as the portal's: service.ts).
+        await deps.webhooks.enqueue(trx, [webhookEvents.signupCreated(entry, list.slug)]);
         return { ...answer, created: true };
       }
       const known = await lockListEntry(trx, list.id, email);
