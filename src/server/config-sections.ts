@@ -24,6 +24,8 @@ export interface RecordsConfig {
 export interface WebhooksConfig {
   /** WEBHOOK_ALLOW_PRIVATE=1: deliveries may go to private, loopback and link-local addresses. */
   allowPrivate: boolean;
+  /** DNS_SERVERS: the endpoints' names are resolved with these (as the MX check's); null: the system's resolver. */
+  dnsServers: string[] | null;
   /** WEBHOOK_TIMEOUT_MS: the deadline of one attempt (connect, TLS, the answer's headers). */
   timeoutMs: number;
   /** WEBHOOK_RETRY_HOURS: how long after it was queued a delivery is still retried. */

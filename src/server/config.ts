@@ -459,6 +459,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     records: { retentionYears: e.RECORDS_RETENTION_YEARS },
     webhooks: {
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE === '1',
+      dnsServers: e.DNS_SERVERS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryWindowMs: e.WEBHOOK_RETRY_HOURS * 3_600_000,
       retentionDays: e.WEBHOOK_RETENTION_DAYS,

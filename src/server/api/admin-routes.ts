@@ -13,7 +13,8 @@ import {
 
 /**
  * The admin's API keys (contract: src/shared/admin/api-keys-api.ts): list, create (the key shown
- * once), revoke. Admin-only like the rest of /api/admin; issue 32 point 4 (roles) makes it owner-only.
+ * once), revoke. Owner-only: every route declares `role: 'owner'` (issue 32 point 4; the role sweep,
+ * tests/server/auth/roles-sweep.test.ts, holds them to it).
  */
 export async function adminApiKeyRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<ZodTypeProvider>();

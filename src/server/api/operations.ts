@@ -57,14 +57,16 @@ export const API_OPERATIONS = {
     summary: 'Add a signup',
     description:
       `Adds an address to the waitlist as the signup form does: the same address rule, consent record and e-mails (the confirmation when double opt-in is on). ` +
-      `\`list\` is reserved for named lists: today only \`${PORTAL_LIST}\` (the default) is accepted. \`ip_address\` is the visitor's, when known (its location is looked up); ` +
+      `\`list\`: \`${PORTAL_LIST}\` (the default) or an open offering list's slug, joined as its page's form does, with the optional non-binding \`intended_amount\` (one of the list's band keys); ` +
+      `\`consent\` is asked for the portal's list only (an offering page shows its statements, no checkbox). \`ip_address\` is the visitor's, when known (its location is looked up); ` +
       'the calling server\'s address is never stored as the person\'s. Attribution fields are cleaned like the form\'s and dropped when invalid. Audited.',
     scope: 'signups:write',
     body: apiSignupRequestSchema,
     success: { status: 201, description: 'Stored (or, for a pending or unsubscribed address, signed up again).', schema: apiSignupResultSchema },
     errors: {
-      400: '`email_required`, `email_invalid`, `email_too_long`, `unknown_list`, `invalid_ip_address`, `consent_required`, `bad_request`',
-      409: '`already_registered`',
+      400: '`email_required`, `email_invalid`, `email_too_long`, `unknown_list` (a draft or unknown list), `amount_invalid`, `invalid_ip_address`, `consent_required`, `bad_request`',
+      409: '`already_registered`, `list_closed` (the offering list takes no more signups)',
+      422: '`email_disposable`, `email_undeliverable`: the address\'s domain is refused by the signup\'s screening',
       503: '`unavailable`: the database cannot take signups now (see Retry-After)',
     },
   },

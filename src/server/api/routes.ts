@@ -7,7 +7,7 @@ import { normalizeIp } from '../geolocation/ip.js';
 import { toWaitlistEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
 import { checkQueryFilter, readWaitlistPage } from '../admin/index.js';
 import { checkExportBody, checkTimeZone, createExportDownload, downloadByTicket, exportDownloadStatus, FILE_ROUTE_OPTIONS } from '../export/index.js';
-import { ownOriginOf, screenSignup, signupError, signupUnavailable, type Signups } from '../signup/index.js';
+import { offeringSignupTarget, ownOriginOf, screenSignup, signupError, signupUnavailable, type Signups } from '../signup/index.js';
 import { apiGuard, apiKeyOf, type ApiGuardOptions } from './authenticate.js';
 import { findUsableApiKeyById } from './keys.js';
 import { API_OPERATIONS } from './operations.js';
@@ -46,19 +46,24 @@ export async function apiV1Routes(instance: FastifyInstance, options: ApiRoutesO
     schema: { body: signup.body, response: { [signup.success.status]: signup.success.schema } },
     handler: async (request, reply) => {
       const key = apiKeyOf(request);
-      const { email, list, ip_address: ipAddress, consent: consented, ...fields } = request.body;
-      if (list !== undefined && list !== PORTAL_LIST) throw signupError('unknown_list');
+      const { email, list, intended_amount: amount, ip_address: ipAddress, consent: consented, ...fields } = request.body;
+      // The portal's list, or an open offering list with its amount, checked by the offering page's own rules.
+      const offering = list === undefined || list === PORTAL_LIST ? null : await offeringSignupTarget(db, list, amount);
+      if (offering === null && amount !== undefined && amount !== '') throw signupError('amount_invalid');
       const check = checkWaitlistEmail(email);
       if (!check.ok) throw signupError(EMAIL_PROBLEM_CODES[check.problem]);
       const ip = ipAddress === undefined ? null : normalizeIp(ipAddress);
       if (ipAddress !== undefined && ip === null) throw new HttpError(400, 'invalid_ip_address', 'ip_address is not an IPv4 or IPv6 address.');
-      if (consent.checkbox !== null && consented !== true) throw signupError('consent_required');
+      // The consent checkbox is the portal's form's; an offering page has its statements and no checkbox.
+      if (offering === null && consent.checkbox !== null && consented !== true) throw signupError('consent_required');
       // The same domain screening as the form's (throwaway and dead domains: 422).
       const refused = await screenSignup(app, request, check.email);
       if (refused) throw refused;
       const attribution = normalizeAttribution(fields, ownOriginOf(request, app.config.publicUrl));
       try {
-        const outcome = await signups.create(request.log, check.email, ip, attribution);
+        const outcome = offering
+          ? await signups.createOffering(request.log, offering.list, check.email, ip, attribution, offering.intendedAmount)
+          : await signups.create(request.log, check.email, ip, attribution);
         // The key's use that changed data: the entry's id and what happened, never the address.
         // Written once the signup has committed (the group commit holds many signups); a failure
         // here is logged, as the export's is, and never turns a stored signup into an error answer.
@@ -67,7 +72,7 @@ export async function apiV1Routes(instance: FastifyInstance, options: ApiRoutesO
           actorEmail: null,
           actorId: key.id,
           ip: request.ip,
-          detail: { api_key_id: key.id, entry_id: outcome.id, status: outcome.status, created: outcome.created },
+          detail: { api_key_id: key.id, entry_id: outcome.id, list: offering?.list.slug ?? PORTAL_LIST, status: outcome.status, created: outcome.created },
         }).catch((err: unknown) => request.log.error({ err, apiKeyId: key.id }, 'could not record an API signup in the audit log'));
         return reply.status(201).send({ id: outcome.id, status: outcome.status });
       } catch (err) {

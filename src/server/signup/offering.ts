@@ -1,20 +1,44 @@
 import { sql, type Kysely } from 'kysely';
 import { isDatabaseUnavailable, isPostgres } from '../db/database.js';
-import type { ListRecord } from '../db/lists.js';
+import { findListBySlug, type ListRecord } from '../db/lists.js';
 import type { Database } from '../db/schema.js';
 import { toWaitlistEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
 import { normalizeIp } from '../geolocation/ip.js';
 import { mailClientKey } from '../mail/index.js';
 import { confirmationMail, isSuppressed, queueRequired, welcomeMail } from '../consent/index.js';
+import { webhookEvents } from '../webhooks/index.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import type { Attribution } from '../../shared/waitlist/attribution.js';
+import { amountBands, isValidSlug } from '../../shared/lists/contract.js';
 import { locate, newEntry, signupError, signupUnavailable, type SignupDeps, type SignupOutcome } from './service.js';
+
+/** An offering signup's list and its non-binding intended amount (a band key, or null: none given). */
+export interface OfferingSignupTarget {
+  list: ListRecord;
+  intendedAmount: string | null;
+}
+
+/**
+ * The list a signup names (not the portal's) and its intended amount, checked once for the offering
+ * page's form (routes.ts) and the API (POST /api/v1/signups): an open offering list, the amount one
+ * of its bands or none (absent or empty). A draft or unknown list (or the portal's slug) is 400
+ * `unknown_list`, a closed one 409 `list_closed`, any other amount 400 `amount_invalid`.
+ */
+export async function offeringSignupTarget(db: Kysely<Database>, slug: unknown, amount: unknown): Promise<OfferingSignupTarget> {
+  const list = isValidSlug(slug) ? await findListBySlug(db, slug) : undefined;
+  if (!list || list.kind === 'portal' || list.state === 'draft') throw signupError('unknown_list');
+  if (list.state === 'closed') throw signupError('list_closed');
+  const bands = amountBands(list.bands).map((b) => b.key);
+  const intendedAmount = amount === undefined || amount === '' ? null : typeof amount === 'string' && bands.includes(amount) ? amount : undefined;
+  if (intendedAmount === undefined) throw signupError('amount_invalid');
+  return { list, intendedAmount };
+}
 
 /**
  * A signup to an offering list (issue 31, decision 063): the same entry, statuses, consent record
  * and e-mails as the portal's, stored under the list's id with its non-binding intended amount.
  * Written in a transaction of its own (not the portal's group commit: an offering list's signups
- * are few, and the portal's path stays as it was).
+ * are few, and the portal's path stays as it was), with its e-mail and its `signup.created` event.
  *
  * - New to this list: `joined`, or `pending` with the confirmation queued (SIGNUP_CONFIRMATION); the
  *   welcome with MAIL_WELCOME=on. The address may be on any other list: each list is its own.
@@ -50,6 +74,8 @@ export async function signUpToOffering(
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) {
         if (confirm) await queueRequired(deps.mail, trx, confirmationMail(entry, client));
         else if (deps.consent.welcome && deps.mail.enabled) await deps.mail.enqueue(trx, welcomeMail(entry));
+        // Its `signup.created`, with the list's slug, written with the entry (as the portal's: service.ts).
+        await deps.webhooks.enqueue(trx, [webhookEvents.signupCreated(entry, list.slug)]);
         return { ...answer, created: true };
       }
       const known = await lockListEntry(trx, list.id, email);

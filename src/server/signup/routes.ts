@@ -24,8 +24,8 @@ import type { Signups } from './signups.js';
 import { screenSignup } from './screening.js';
 import { CHALLENGE_FIELD } from '../../shared/waitlist/challenge-contract.js';
 import type { SignupRequest } from '../../shared/waitlist/signup-contract.js';
-import { findListBySlug } from '../db/lists.js';
-import { amountBands, INTENDED_AMOUNT_FIELD, isValidSlug, OFFERING_RESULT_PARAM, offeringPath } from '../../shared/lists/contract.js';
+import { INTENDED_AMOUNT_FIELD, OFFERING_RESULT_PARAM, offeringPath } from '../../shared/lists/contract.js';
+import { offeringSignupTarget } from './offering.js';
 import { createSignupChallenge } from '../challenge/index.js';
 
 export interface WaitlistRoutesOptions {
@@ -185,20 +185,13 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
    * to the portal's form); the address screening and the rate limit apply as to every signup.
    */
   const offeringSignup = async (request: FastifyRequest, reply: FastifyReply, body: SignupRequest) => {
-    const slug = body[LIST_FIELD];
-    const list = isValidSlug(slug) ? await findListBySlug(app.database.db, slug) : undefined;
-    if (!list || list.kind === 'portal' || list.state === 'draft') throw signupError('unknown_list');
-    if (list.state === 'closed') throw signupError('list_closed');
-    const amount = body[INTENDED_AMOUNT_FIELD];
-    const bands = amountBands(list.bands).map((b) => b.key);
-    const intended = amount === undefined || amount === '' ? null : typeof amount === 'string' && bands.includes(amount) ? amount : undefined;
-    if (intended === undefined) throw signupError('amount_invalid');
+    const { list, intendedAmount } = await offeringSignupTarget(app.database.db, body[LIST_FIELD], body[INTENDED_AMOUNT_FIELD]);
     if (request.validationError) throw signupError(signupCodeOf(request.validationError.validation));
     const refused = await screenSignup(app, request, body.email);
     if (refused) throw refused;
     try {
       const attribution = requestAttribution(request, body, app.config.publicUrl, app.config.embedOrigins);
-      const { status } = await signups.createOffering(request.log, list, body.email, request.ip, attribution, intended);
+      const { status } = await signups.createOffering(request.log, list, body.email, request.ip, attribution, intendedAmount);
       reply.header('cache-control', 'no-store');
       if (isFormPost(request)) return reply.status(303).header('location', `${offeringPath(list.slug)}?${OFFERING_RESULT_PARAM}=${status}`).send();
       return reply.status(201).header('content-type', JSON_TYPE).send(JOINED_BODIES[status]);

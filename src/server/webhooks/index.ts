@@ -3,6 +3,7 @@ import type { Database } from '../db/schema.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import type { WebhookEventType } from '../../shared/admin/webhooks-api.js';
 import type { WebhookEvent } from './queue.js';
+import { PORTAL_LIST } from '../../shared/waitlist/signup-contract.js';
 
 /**
  * What other features take from webhooks (the declared interface; they import nothing else of
@@ -34,11 +35,12 @@ type EntryFields = Pick<WaitlistEntry, 'id' | 'email' | 'status'>;
 
 /** The events' payloads (`data`): the entry's id always; the address except in `signup.erased`. */
 export const webhookEvents = {
-  signupCreated(entry: WaitlistEntry): WebhookEvent {
+  /** `list`: the slug of the list the entry joined (the portal's, or an offering list's; issue 31). */
+  signupCreated(entry: WaitlistEntry, list: string = PORTAL_LIST): WebhookEvent {
     // The entry as the admin API sends it, without the client's network addresses and the consent
     // internals (a receiver needs who, when, where from; the consent record stays with us).
     const { ip_address: _ip, confirmed_ip: _confirmedIp, consent_version: _version, consent_record: _record, confirmation_sent_at: _sent, held_reason: _held, ...data } = entry;
-    return { type: 'signup.created', entryId: entry.id, data };
+    return { type: 'signup.created', entryId: entry.id, data: { ...data, list } };
   },
   signupConfirmed(entry: EntryFields, confirmedAt: string): WebhookEvent {
     return { type: 'signup.confirmed', entryId: entry.id, data: { id: entry.id, email: entry.email, status: 'confirmed', confirmed_at: confirmedAt } };

@@ -19,8 +19,9 @@ import { createWebhookEndpoint, removeWebhookEndpoint, replayWebhookDelivery, ro
 import { listDeliveries } from './queue.js';
 
 /**
- * The admin webhooks API (contract: src/shared/admin/webhooks-api.ts). Admin-only like every
- * /api/admin route (guardAdminScope); when roles arrive, owner-only.
+ * The admin webhooks API (contract: src/shared/admin/webhooks-api.ts). Owner-only: every route
+ * declares `role: 'owner'` (guardAdminScope; the role sweep, tests/server/auth/roles-sweep.test.ts,
+ * holds them to it).
  */
 export async function adminWebhookRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<ZodTypeProvider>();

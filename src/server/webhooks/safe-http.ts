@@ -12,6 +12,8 @@ import { isPublicIp, normalizeIp } from '../geolocation/ip.js';
  *   resolves to, in the `lookup` the request connects with (so the check and the connection use the
  *   same answer: DNS rebinding cannot slip a second, private answer in between), and the socket's
  *   remote address once connected (whatever path led there). A literal IP in the URL is checked too.
+ * - Names resolved by the system (dns.lookup: the hosts file, then its DNS), or by the DNS_SERVERS
+ *   the MX check uses too, when they are set (addressResolver).
  * - No redirect is ever followed (node:http does not): a 3xx is a failed attempt.
  * - One deadline for the whole attempt (connect, TLS, the answer's status line and headers); the
  *   answer's body is not read.
@@ -23,6 +25,8 @@ export interface PostOptions {
   body: string;
   timeoutMs: number;
   allowPrivate: boolean;
+  /** How the URL's name becomes addresses (addressResolver); the system's by default. */
+  resolve?: AddressResolver;
 }
 
 export type PostOutcome =
@@ -49,18 +53,54 @@ export function isPublicAddress(address: string): boolean {
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
 
-/** dns.lookup that fails unless every address the name has is public. */
-function publicOnlyLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
-  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, []);
-    const refused = addresses.find((a) => !isPublicAddress(a.address));
-    if (refused || addresses.length === 0) {
-      return callback(new PrivateAddressError(`${hostname} resolves to a non-public address (${refused?.address ?? 'none'}); set WEBHOOK_ALLOW_PRIVATE=1 to allow it`), []);
-    }
-    if (options.all) return callback(null, addresses);
-    const first = addresses[0]!;
-    callback(null, first.address, first.family);
-  });
+/** A name's addresses, as a connection's `lookup` gets them (`options`: its family and hints). */
+export type AddressResolver = (hostname: string, options: dns.LookupOptions) => Promise<dns.LookupAddress[]>;
+
+const noAddress = (hostname: string) => Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' });
+
+const systemResolver: AddressResolver = (hostname, options) => dns.promises.lookup(hostname, { ...options, all: true });
+
+/**
+ * The resolver a webhook connects with: the system's (dns.lookup), or, with `servers` (DNS_SERVERS,
+ * as the MX check takes them), their A and AAAA answers, asked directly (no hosts file, no cache).
+ */
+export function addressResolver(servers: readonly string[] | null): AddressResolver {
+  if (!servers) return systemResolver;
+  const resolver = new dns.promises.Resolver({ timeout: 5_000, tries: 2 });
+  resolver.setServers(servers);
+  return async (hostname, options) => {
+    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (options.family ?? 0);
+    const [v4, v6] = await Promise.allSettled([
+      family === 6 ? Promise.resolve<string[]>([]) : resolver.resolve4(hostname),
+      family === 4 ? Promise.resolve<string[]>([]) : resolver.resolve6(hostname),
+    ]);
+    const addresses = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+    ];
+    if (addresses.length > 0) return addresses;
+    const reason: unknown = v4.status === 'rejected' ? v4.reason : v6.status === 'rejected' ? v6.reason : undefined;
+    throw reason instanceof Error ? reason : noAddress(hostname);
+  };
+}
+
+/** The connection's `lookup`: `resolve`, failing unless every address the name has is public (unless `allowPrivate`). */
+function connectLookup(resolve: AddressResolver, allowPrivate: boolean) {
+  return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
+    resolve(hostname, options).then(
+      (addresses) => {
+        if (addresses.length === 0) return callback(noAddress(hostname), []);
+        const refused = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address));
+        if (refused) {
+          return callback(new PrivateAddressError(`${hostname} resolves to a non-public address (${refused.address}); set WEBHOOK_ALLOW_PRIVATE=1 to allow it`), []);
+        }
+        if (options.all) return callback(null, addresses);
+        const first = addresses[0]!;
+        callback(null, first.address, first.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, []),
+    );
+  };
 }
 
 /** Why a URL can never be posted to (not http(s), credentials, a private literal IP), or null. */
@@ -101,7 +141,7 @@ export function postOnce(rawUrl: string, options: PostOptions): Promise<PostOutc
       method: 'POST',
       agent: false,
       headers: { ...options.headers, 'content-length': String(Buffer.byteLength(options.body)) },
-      ...(options.allowPrivate ? {} : { lookup: publicOnlyLookup as unknown as net.LookupFunction }),
+      lookup: connectLookup(options.resolve ?? systemResolver, options.allowPrivate) as unknown as net.LookupFunction,
     });
     const timer = setTimeout(() => {
       request.destroy(new Error(`no answer within ${options.timeoutMs} ms`));

@@ -46,6 +46,7 @@ export function registerWebhooks(app: FastifyInstance, config: WebhooksConfig, o
     log: app.log,
     timeoutMs: config.timeoutMs,
     allowPrivate: config.allowPrivate,
+    dnsServers: config.dnsServers,
     retryWindowMs: config.retryWindowMs,
     onEndpointDisabled: () => void refresh().catch(() => undefined),
     ...overrides,

@@ -3,7 +3,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import type { Database } from '../db/schema.js';
 import { setEndpointEnabled, signedHeaders, signingSecrets } from './endpoints.js';
 import { claimDueDeliveries, failAbandonedDeliveries, releaseDeliveries, settleDelivery, type ClaimedDelivery } from './queue.js';
-import { postOnce, type PostOutcome } from './safe-http.js';
+import { addressResolver, postOnce, type PostOutcome } from './safe-http.js';
 import { createPassRunner } from '../runtime/pass-runner.js';
 
 /**
@@ -43,6 +43,8 @@ export interface WebhookWorkerOptions {
   timeoutMs: number;
   /** WEBHOOK_ALLOW_PRIVATE: private, loopback and link-local addresses allowed (tests, an internal receiver). */
   allowPrivate: boolean;
+  /** DNS_SERVERS: the servers the endpoints' names are resolved with; null: the system's resolver. */
+  dnsServers: readonly string[] | null;
   /** WEBHOOK_RETRY_HOURS in ms: no attempt is scheduled later than this after the delivery was queued. */
   retryWindowMs: number;
   /** Called after the worker disabled an endpoint (410 Gone): the enqueue side refreshes what it knows. */
@@ -72,7 +74,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   const batchSize = options.batchSize ?? 10;
   const now = options.now ?? (() => new Date());
   const backoffMs = options.backoffMs ?? ((attempts: number) => webhookBackoffMs(attempts));
-
+  const resolve = addressResolver(options.dnsServers);
 
   const settle = async (delivery: ClaimedDelivery, outcome: Parameters<typeof settleDelivery>[2], what: string) => {
     if (!(await settleDelivery(db, delivery, outcome))) {
@@ -100,6 +102,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
         body: delivery.payload,
         timeoutMs,
         allowPrivate,
+        resolve,
       });
     } catch (err) {
       // The secret does not open (AUTH_SECRET_KEY changed without its previous key): retried like an outage.

@@ -28,7 +28,7 @@ export const API_V1_ENTRIES_PATH = `${API_V1_PREFIX}/entries`;
 export const API_V1_EXPORTS_PATH = `${API_V1_PREFIX}/exports`;
 export const API_V1_EXPORT_DOWNLOAD_PATH = `${API_V1_EXPORTS_PATH}/download`;
 
-/** The list a signup joins: only the portal's today (signup-contract.ts), named lists are reserved for later. */
+/** The list a signup joins by default: the portal's (signup-contract.ts); `list` may name an open offering list instead. */
 export { PORTAL_LIST } from '../waitlist/signup-contract.js';
 
 /** Every error: a stable code and a message for people. */
@@ -40,14 +40,20 @@ const attributionShape = Object.fromEntries(ATTRIBUTION_FIELDS.map((field) => [f
 
 /**
  * POST /api/v1/signups. `email` is checked by the signup form's rule (400 `email_required`,
- * `email_invalid`, `email_too_long`; 409 `already_registered`). `ip_address`: the visitor's
- * address, when the integration knows it (its location is looked up as for the form); the calling
- * server's own address is never stored as the person's. The attribution fields are cleaned as the
- * form's are (src/shared/waitlist/attribution.ts) and dropped when invalid.
+ * `email_invalid`, `email_too_long`; 409 `already_registered`). `list`: absent or `portal` joins the
+ * portal's waitlist; an open offering list's slug joins that list, as its page's form does (a draft
+ * or unknown one is 400 `unknown_list`, a closed one 409 `list_closed`), with `intended_amount`, one
+ * of the list's amount bands (src/shared/lists/contract.ts; 400 `amount_invalid` otherwise, and for
+ * the portal's list, which has none). `ip_address`: the visitor's address, when the integration
+ * knows it (its location is looked up as for the form); the calling server's own address is never
+ * stored as the person's. The attribution fields are cleaned as the form's are
+ * (src/shared/waitlist/attribution.ts) and dropped when invalid.
  */
 export const apiSignupRequestSchema = z.object({
   email: z.string().check(z.maxLength(1024)),
   list: z.optional(z.string().check(z.maxLength(100))),
+  /** An offering list's non-binding intended amount: one of its band keys (`1000-5000`, `25000-`), or empty for none. */
+  intended_amount: z.optional(z.string().check(z.maxLength(40))),
   ip_address: z.optional(z.string().check(z.maxLength(64))),
   /** Required (true) only when the site shows a consent checkbox (content.ts `consent.checkbox`): the person ticked it. */
   consent: z.optional(z.boolean()),

@@ -10,8 +10,10 @@
  * inline style: its styles are a constructed stylesheet adopted by the shadow root, so it works
  * under a strict Content-Security-Policy that allows our origin for scripts and connections.
  *
- * Attributes (all optional): `data-list` (only the portal's list exists: "portal"), `data-thanks-url`
- * (a page to go to once signed up; otherwise the thanks text shows in place).
+ * Attributes (all optional): `data-list` (the list to join: "portal", the default; the form shows the
+ * portal's texts and legends, not an offering list's statements, so offering lists are joined on
+ * their own page or through the API), `data-thanks-url` (a page to go to once signed up; otherwise
+ * the thanks text shows in place).
  */
 import { siteContent } from '../../shared/site/content.js';
 import { CONSENT_FIELD, HONEYPOT_FIELD, SIGNUP_ERRORS, SIGNUP_PATH, SIGNUP_TOASTS, isSignupErrorCode } from '../../shared/waitlist/signup-contract.js';

@@ -6,11 +6,18 @@ import { createAdmin } from '../../../src/server/auth/admins.js';
 import type { DeclaredAdminRoute } from '../../../src/server/auth/route-roles.js';
 import { createExportDownload } from '../../../src/server/export/tickets.js';
 import { ADMIN_API_PREFIX, ADMIN_ROLES, roleAtLeast, type AdminRole } from '../../../src/shared/admin/roles.js';
-import { ADMIN_OUTBOX_PATH, ADMIN_OUTBOX_RETRY_PATH } from '../../../src/shared/admin/mail-api.js';
+import { ADMIN_API_KEYS_PATH } from '../../../src/shared/admin/api-keys-api.js';
+import { ADMIN_HELD_APPROVE_PATH, ADMIN_HELD_REJECT_PATH } from '../../../src/shared/admin/held-api.js';
+import { ADMIN_LISTS_PATH } from '../../../src/shared/admin/lists-api.js';
+import { ADMIN_MAIL_PATH, ADMIN_OUTBOX_PATH, ADMIN_OUTBOX_RETRY_PATH } from '../../../src/shared/admin/mail-api.js';
+import { ADMIN_RECORD_VERSIONS_PATH, ADMIN_RECORDS_BUNDLE_PATH } from '../../../src/shared/admin/records-api.js';
+import { ADMIN_SESSIONS_PATH, ADMIN_SESSIONS_REVOKE_PATH } from '../../../src/shared/admin/sessions-api.js';
 import { ADMIN_TEAM_PATH, ADMIN_TEAM_ROLE_PATH } from '../../../src/shared/admin/team-api.js';
+import { ADMIN_WEBHOOKS_PATH } from '../../../src/shared/admin/webhooks-api.js';
 import {
   ADMIN_DELETE_MATCHING_PATH,
   ADMIN_DELETE_PATH,
+  ADMIN_EVENTS_PATH,
   ADMIN_EXPORT_DOWNLOAD_PATH,
   ADMIN_EXPORT_PATH,
   ADMIN_EXPORTS_PATH,
@@ -26,9 +33,10 @@ import { createTestApp, type TestApp } from '../../support/test-app.js';
  * Issue 32 point 4: the role sweep. Every route of Fastify's route table under /api/admin is
  * enumerated (printRoutes, not a list kept here), must have declared a role, and is called by each
  * role and by nobody: a role below the declared one gets 403 `insufficient_role`, the others get
- * past the guard (any answer but 401/403), nobody gets 401. Then the policy this issue sets is held
- * against the declarations: a viewer is refused every export, delete, invite and the outbox; an
- * admin is refused the owner's routes.
+ * past the guard (any answer but 401/403), nobody gets 401. The role each route must need is
+ * POLICY's, written here and not read from the declarations: every route of the table must be in it
+ * (a new route fails the sweep until its role is named here), and each role's access is checked
+ * against it, so a route lowered in its declaration (an owner's route opened to admins) fails too.
  */
 const PASSWORD = 'correct horse battery staple';
 
@@ -55,10 +63,20 @@ const errorCode = (body: unknown) => (body as { error?: { code?: string } }).err
 const isAdminPath = (url: string) => url === ADMIN_API_PREFIX || url.startsWith(`${ADMIN_API_PREFIX}/`);
 const key = (r: { method: string; url: string }) => `${r.method} ${r.url}`;
 
-/** The least role this issue requires of these routes, whatever their declarations say. */
+/**
+ * The least role each /api/admin route requires (issue 32 point 4), whatever its declaration says:
+ * every route, HEAD twins under their GET. Viewers read (and end their own sessions); admins also
+ * export, delete, invite, see the outbox, act on held signups, the records and the lists; only owners
+ * manage the team, the API keys and the webhooks.
+ */
 const POLICY: Record<string, AdminRole> = {
   [`GET ${ADMIN_WAITLIST_PATH}`]: 'viewer',
   [`GET ${ADMIN_INSIGHTS_PATH}`]: 'viewer',
+  [`GET ${ADMIN_EVENTS_PATH}`]: 'viewer',
+  [`GET ${ADMIN_MAIL_PATH}`]: 'viewer',
+  [`GET ${ADMIN_SESSIONS_PATH}`]: 'viewer',
+  [`POST ${ADMIN_SESSIONS_REVOKE_PATH}`]: 'viewer',
+  [`GET ${ADMIN_LISTS_PATH}`]: 'viewer',
   [`POST ${ADMIN_EXPORT_PATH}`]: 'admin',
   [`POST ${ADMIN_EXPORTS_PATH}`]: 'admin',
   [`GET ${ADMIN_EXPORTS_PATH}/:id`]: 'admin',
@@ -68,9 +86,30 @@ const POLICY: Record<string, AdminRole> = {
   [`POST ${ADMIN_INVITE_PATH}`]: 'admin',
   [`GET ${ADMIN_OUTBOX_PATH}`]: 'admin',
   [`POST ${ADMIN_OUTBOX_RETRY_PATH}`]: 'admin',
+  [`POST ${ADMIN_HELD_APPROVE_PATH}`]: 'admin',
+  [`POST ${ADMIN_HELD_REJECT_PATH}`]: 'admin',
+  [`GET ${ADMIN_RECORD_VERSIONS_PATH}`]: 'admin',
+  [`GET ${ADMIN_RECORD_VERSIONS_PATH}/:id`]: 'admin',
+  [`GET ${ADMIN_RECORDS_BUNDLE_PATH}`]: 'admin',
+  [`POST ${ADMIN_LISTS_PATH}`]: 'admin',
+  [`PATCH ${ADMIN_LISTS_PATH}/:slug`]: 'admin',
   [`GET ${ADMIN_TEAM_PATH}`]: 'owner',
   [`POST ${ADMIN_TEAM_ROLE_PATH}`]: 'owner',
+  [`GET ${ADMIN_API_KEYS_PATH}`]: 'owner',
+  [`POST ${ADMIN_API_KEYS_PATH}`]: 'owner',
+  [`POST ${ADMIN_API_KEYS_PATH}/:id/revoke`]: 'owner',
+  [`GET ${ADMIN_WEBHOOKS_PATH}`]: 'owner',
+  [`POST ${ADMIN_WEBHOOKS_PATH}`]: 'owner',
+  [`POST ${ADMIN_WEBHOOKS_PATH}/:id/enable`]: 'owner',
+  [`POST ${ADMIN_WEBHOOKS_PATH}/:id/disable`]: 'owner',
+  [`POST ${ADMIN_WEBHOOKS_PATH}/:id/rotate`]: 'owner',
+  [`POST ${ADMIN_WEBHOOKS_PATH}/:id/remove`]: 'owner',
+  [`GET ${ADMIN_WEBHOOKS_PATH}/:id/deliveries`]: 'owner',
+  [`POST ${ADMIN_WEBHOOKS_PATH}/deliveries/:id/replay`]: 'owner',
 };
+
+/** A route's entry in POLICY: a HEAD twin is its GET. */
+const policyKey = (r: { method: string; url: string }) => key({ method: r.method === 'HEAD' ? 'GET' : r.method, url: r.url });
 
 describe.each(TEST_DIALECTS)('role sweep over every admin route (%s)', (dialect: TestDialect) => {
   let t: TestApp;
@@ -132,7 +171,7 @@ describe.each(TEST_DIALECTS)('role sweep over every admin route (%s)', (dialect:
     return { status: res.status, code };
   }
 
-  it('finds every /api/admin route of the route table declared, and each role gets exactly its declared access', async () => {
+  it('finds every /api/admin route of the route table declared and in the policy, and each role gets exactly the access the policy gives it', async () => {
     const table = routeTable(t.app.printRoutes({ commonPrefix: false }));
     const adminRoutes = table.filter((r) => isAdminPath(r.url));
     const declared = new Map(t.app.adminRoutes.map((r) => [key(r), r]));
@@ -142,16 +181,21 @@ describe.each(TEST_DIALECTS)('role sweep over every admin route (%s)', (dialect:
     // Every admin route of the table declared its role, and nothing declared is missing from the table.
     expect(adminRoutes.filter((r) => !declared.has(key(r))).map(key)).toEqual([]);
     expect([...declared.keys()].sort()).toEqual(adminRoutes.map(key).sort());
+    // The policy names every route of the table, and no route the table lacks.
+    expect(adminRoutes.filter((r) => !Object.hasOwn(POLICY, policyKey(r))).map(key)).toEqual([]);
+    expect(Object.keys(POLICY).sort()).toEqual([...new Set(adminRoutes.map(policyKey))].sort());
 
     const outcomes: string[] = [];
     for (const route of adminRoutes) {
       const declaration = declared.get(key(route))!;
+      // Each role's access is checked against the policy: a declaration lowered below it fails here.
+      const least = POLICY[policyKey(route)]!;
       if (declaration.credential === 'ticket') {
         const anonymous = await ticketCall(declaration, null);
         expect(anonymous.status, `${key(route)} with an unknown ticket`).toBe(410);
         for (const role of ADMIN_ROLES) {
           const { status, code } = await ticketCall(declaration, tokens[role]);
-          const allowed = roleAtLeast(role, declaration.role);
+          const allowed = roleAtLeast(role, least);
           outcomes.push(`${key(route)} ${role} ${status}`);
           if (allowed) expect(status, `${key(route)} as ${role}`).toBe(200);
           else expect({ status, code }, `${key(route)} as ${role}`).toEqual({ status: 403, code: 'insufficient_role' });
@@ -163,7 +207,7 @@ describe.each(TEST_DIALECTS)('role sweep over every admin route (%s)', (dialect:
       for (const role of ADMIN_ROLES) {
         const { status, code } = await call(route, { authorization: `Bearer ${tokens[role]}` });
         outcomes.push(`${key(route)} ${role} ${status}`);
-        if (roleAtLeast(role, declaration.role)) {
+        if (roleAtLeast(role, least)) {
           expect([401, 403], `${key(route)} as ${role}: ${status} ${code}`).not.toContain(status);
         } else if (route.method === 'HEAD') {
           expect(status, `${key(route)} as ${role}`).toBe(403);
@@ -175,11 +219,15 @@ describe.each(TEST_DIALECTS)('role sweep over every admin route (%s)', (dialect:
     expect(outcomes.length).toBeGreaterThanOrEqual(adminRoutes.length * 3);
   });
 
-  it("holds the declarations to the issue's policy: viewers never export, delete, invite or see the outbox; only owners manage the team", () => {
+  it("holds the declarations to the issue's policy: viewers never export, delete, invite or see the outbox; only owners manage the team, the API keys and the webhooks", () => {
     const declared = new Map(t.app.adminRoutes.map((r) => [key(r), r.role]));
-    for (const [route, least] of Object.entries(POLICY)) {
-      expect(declared.get(route), route).toBe(least);
+    for (const route of t.app.adminRoutes) {
+      expect(route.role, key(route)).toBe(POLICY[policyKey(route)]);
     }
+    const ownerOnly = Object.keys(POLICY).filter((route) => POLICY[route] === 'owner');
+    expect(ownerOnly.filter((route) => route.includes(ADMIN_WEBHOOKS_PATH))).toHaveLength(8);
+    expect(ownerOnly.filter((route) => route.includes(ADMIN_API_KEYS_PATH))).toHaveLength(3);
+    for (const route of ownerOnly) expect(declared.get(route), route).toBe('owner');
     // Nothing a viewer may call changes data but the viewer's own sessions.
     const viewerWrites = t.app.adminRoutes.filter((r) => r.role === 'viewer' && !['GET', 'HEAD'].includes(r.method)).map(key);
     expect(viewerWrites).toEqual([`POST ${ADMIN_API_PREFIX}/sessions/revoke`]);
