@@ -3,6 +3,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { HttpError } from '../http/errors.js';
 import { pageTemplateLoader, renderErrorPage } from '../http/error-page.js';
+import { refuseCrossSite } from '../http/cross-site.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { clientRateLimitHook } from '../rate-limit/hook.js';
 import { siteContent, type SiteContent } from '../../shared/site/content.js';
@@ -186,6 +187,10 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
    */
   const offeringSignup = async (request: FastifyRequest, reply: FastifyReply, body: SignupRequest) => {
     const { list, intendedAmount } = await offeringSignupTarget(app.database.db, body[LIST_FIELD], body[INTENDED_AMOUNT_FIELD]);
+    // An offering list is joined on its own page, where the testing-the-waters statements stand
+    // beside the form (17 CFR 227.206), or through the keyed API: never from another site's form
+    // (EMBED_ORIGINS open the portal's list only).
+    refuseCrossSite(request, app.config);
     if (request.validationError) throw signupError(signupCodeOf(request.validationError.validation));
     const refused = await screenSignup(app, request, body.email);
     if (refused) throw refused;

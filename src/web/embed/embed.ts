@@ -10,10 +10,10 @@
  * inline style: its styles are a constructed stylesheet adopted by the shadow root, so it works
  * under a strict Content-Security-Policy that allows our origin for scripts and connections.
  *
- * Attributes (all optional): `data-list` (the list to join: "portal", the default; the form shows the
- * portal's texts and legends, not an offering list's statements, so offering lists are joined on
- * their own page or through the API), `data-thanks-url` (a page to go to once signed up; otherwise
- * the thanks text shows in place).
+ * It joins the portal's list: it shows the portal's texts and legends, not an offering list's
+ * testing-the-waters statements, so offering lists are joined on their own page or through the
+ * keyed API (the server refuses them from another site). Attribute (optional): `data-thanks-url`
+ * (a page to go to once signed up; otherwise the thanks text shows in place).
  */
 import { siteContent } from '../../shared/site/content.js';
 import { CONSENT_FIELD, HONEYPOT_FIELD, SIGNUP_ERRORS, SIGNUP_PATH, SIGNUP_TOASTS, isSignupErrorCode } from '../../shared/waitlist/signup-contract.js';
@@ -38,7 +38,6 @@ let count = 0;
 function mount(script: HTMLScriptElement): void {
   const endpoint = new URL(SIGNUP_PATH, script.src).href;
   const thanksUrl = script.dataset.thanksUrl;
-  const list = script.dataset.list;
   const id = `wl-embed-${++count}`;
   const content = siteContent;
 
@@ -117,7 +116,6 @@ function mount(script: HTMLScriptElement): void {
       if (value) body[field] = value;
     }
     if (consentBox) body[CONSENT_FIELD] = consentBox.checked;
-    if (list) body.list = list;
     busy(true);
     say('', 'ok');
     fetch(endpoint, { method: 'POST', mode: 'cors', credentials: 'omit', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/server/config.js';
 import { SIGNUP_PATH } from '../../../src/shared/waitlist/signup-contract.js';
+import { createList, updateList, type ListActor } from '../../../src/server/lists/manage.js';
 import { TEST_DIALECTS, type TestDialect } from '../../support/databases.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -11,6 +12,7 @@ import { createTestApp, type TestApp } from '../../support/test-app.js';
  * (preflight and answers), their plain form's thanks page, the embedding page as the referrer, and
  * the script's own route. Any other site is refused.
  */
+const LIST_ACTOR: ListActor = { email: null, id: null, ip: null, by: 'cli' };
 const PARTNER = 'https://partner.example';
 const OTHER = 'https://elsewhere.example';
 const THANKS = `${PARTNER}/thanks?from=waitlist`;
@@ -64,6 +66,14 @@ describe.each(TEST_DIALECTS)('embedding the signup form (%s)', (dialect: TestDia
     expect(vip.statusCode).toBe(400);
     expect(vip.json().error.code).toBe('unknown_list');
     expect(await stored('vip@example.com')).toBeUndefined();
+    // An open offering list: joined on its own page or through the keyed API, never from another site's form.
+    await createList(t.app.database.db, LIST_ACTOR, { slug: 'acme', name: 'Acme, Inc.', description: 'Robots.', kind: 'testing-the-waters', bands: null });
+    await updateList(t.app.database.db, LIST_ACTOR, 'acme', { state: 'open' });
+    const offering = await t.app.inject({ method: 'POST', url: SIGNUP_PATH, headers: { origin: PARTNER, 'content-type': 'application/json' }, payload: { email: 'acme@example.com', list: 'acme' } });
+    expect(offering.statusCode).toBe(403);
+    expect(offering.json().error.code).toBe('cross_site_request');
+    expect(offering.headers['access-control-allow-origin']).toBe(PARTNER);
+    expect(await stored('acme@example.com')).toBeUndefined();
 
     const refused = await t.app.inject({ method: 'POST', url: SIGNUP_PATH, headers: { origin: OTHER, 'sec-fetch-site': 'cross-site', 'content-type': 'application/json' }, payload: { email: 'other@example.com' } });
     expect(refused.statusCode).toBe(403);
