@@ -2,6 +2,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { recordAudit } from '../audit/audit-log.js';
+import { isDatabaseUnavailable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import { normalizeIp } from '../geolocation/ip.js';
 import { toWaitlistEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
@@ -48,7 +49,12 @@ export async function apiV1Routes(instance: FastifyInstance, options: ApiRoutesO
       const key = apiKeyOf(request);
       const { email, list, intended_amount: amount, ip_address: ipAddress, consent: consented, ...fields } = request.body;
       // The portal's list, or an open offering list with its amount, checked by the offering page's own rules.
-      const offering = list === undefined || list === PORTAL_LIST ? null : await offeringSignupTarget(db, list, amount);
+      const offering =
+        list === undefined || list === PORTAL_LIST
+          ? null
+          : await offeringSignupTarget(db, list, amount).catch((err: unknown) => {
+              throw isDatabaseUnavailable(err) ? unavailable(reply) : err;
+            });
       if (offering === null && amount !== undefined && amount !== '') throw signupError('amount_invalid');
       const check = checkWaitlistEmail(email);
       if (!check.ok) throw signupError(EMAIL_PROBLEM_CODES[check.problem]);
@@ -76,7 +82,7 @@ export async function apiV1Routes(instance: FastifyInstance, options: ApiRoutesO
         }).catch((err: unknown) => request.log.error({ err, apiKeyId: key.id }, 'could not record an API signup in the audit log'));
         return reply.status(201).send({ id: outcome.id, status: outcome.status });
       } catch (err) {
-        if (err instanceof HttpError && err.statusCode === 503) throw unavailable(reply);
+        if ((err instanceof HttpError && err.statusCode === 503) || isDatabaseUnavailable(err)) throw unavailable(reply);
         throw err;
       }
     },

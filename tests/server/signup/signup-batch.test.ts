@@ -12,6 +12,7 @@ import { SIGNUP_ERRORS, SIGNUP_FORM_FAILURES, SIGNUP_PATH } from '../../../src/s
 import { adminQuery, describeWhen, TEST_DIALECTS, type TestDialect } from '../../support/databases.js';
 import { startSmtpServer } from '../../support/smtp.js';
 import { createTestApp, type TestApp, type TestAppOptions } from '../../support/test-app.js';
+import { createList, updateList } from '../../../src/server/lists/manage.js';
 
 /**
  * Group commit of signups (issue 11): signups arriving together share one transaction, none is
@@ -263,6 +264,9 @@ describe.each(TEST_DIALECTS)('signup group commit (%s)', (dialect: TestDialect) 
 
   it('answers 503 with a clear message while the database cannot take the write, and recovers', async () => {
     const { t, base } = await startApp(dialect);
+    const actor = { email: null, id: null, ip: null, by: 'cli' } as const;
+    await createList(t.app.database.db, actor, { slug: 'acme', name: 'Acme, Inc.', description: 'Robots.', kind: 'testing-the-waters', bands: null });
+    await updateList(t.app.database.db, actor, 'acme', { state: 'open' });
     let restore: () => Promise<void>;
     if (dialect === 'sqlite') {
       // Another process holds the write lock longer than the server waits for it.
@@ -288,6 +292,10 @@ describe.each(TEST_DIALECTS)('signup group commit (%s)', (dialect: TestDialect) 
       const form = await signUp(base, 'later-form@example.com', true).answer;
       expect(form.status).toBe(503);
       expect(String(form.body)).toContain(SIGNUP_FORM_FAILURES.other.message);
+      // An offering list's signup too (its list is read first, then its consent record written).
+      const offering = await fetch(`${base}${SIGNUP_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'later-list@example.com', list: 'acme' }) });
+      expect(offering.status).toBe(503);
+      expect(offering.headers.get('retry-after')).toBe('5');
     } finally {
       await restore();
     }
