@@ -25,7 +25,8 @@ import type { CheckpointAnswer, CheckpointRequest } from './sqlite-checkpoint-wo
  * then a last pass runs while `hold` keeps the server's connection idle (Kysely's connection mutex:
  * queries and the group commit wait, asynchronously, the event loop runs on), so it copies the few
  * frames written meanwhile and reaches the end: the next write starts the WAL over. Only that pass
- * has a time limit: the others hold nothing, however long a large WAL takes to copy.
+ * has a short time limit: the others hold nothing, however long a large WAL takes to copy (a thread
+ * that answers nothing for a minute is taken for stuck).
  *
  * If the thread cannot start or is lost, the connection goes back to SQLite's own checkpoints (a
  * warning is logged), so the WAL never grows without bound.
@@ -35,8 +36,10 @@ export const INTERVAL_MS = 1_000;
 const HELD_LIMIT_MS = 2_000;
 /** A pass this short leaves little for the held pass: a few ms of writes. */
 const SHORT_PASS_MS = 50;
-/** Passes with writes going on before the held one, however long they take. */
+/** Passes with writes going on before the held one, however long they take (below STUCK_MS). */
 const MAX_OPEN_PASSES = 4;
+/** A pass not answered in this long: the thread is taken for stuck, and SQLite checkpoints on commit again. */
+const STUCK_MS = 60_000;
 /** SQLite's default, restored when the thread is lost. */
 const AUTOCHECKPOINT_PAGES = 1_000;
 
@@ -107,22 +110,24 @@ export function startSqliteCheckpointer(sqlite: SQLite.Database, log: Checkpoint
   started.on('exit', (code) => fallBack(`checkpoint thread exited with code ${code}`));
 
   /**
-   * One checkpoint by the thread; resolves to its answer, or to failed: no thread, or (with a limit)
-   * none within it. An answer that comes after the limit is dropped; its pass still counts.
+   * One checkpoint by the thread; resolves to its answer, or to failed: no thread, or none within
+   * `limitMs`. An answer that comes after the limit is dropped; its pass still counts.
    */
-  const checkpoint = (limitMs?: number) =>
+  const checkpoint = (limitMs: number) =>
     new Promise<CheckpointAnswer>((resolve) => {
       if (!worker) {
         resolve({ type: 'failed', message: 'no thread' });
         return;
       }
       const id = nextId++;
-      pending.set(id, resolve);
-      worker.postMessage({ type: 'checkpoint', id } satisfies CheckpointRequest);
-      if (limitMs === undefined) return;
-      setTimeout(() => {
+      const timer = setTimeout(() => {
         if (pending.delete(id)) resolve({ type: 'failed', message: 'no answer in time' });
       }, limitMs).unref();
+      pending.set(id, (answer) => {
+        clearTimeout(timer);
+        resolve(answer);
+      });
+      worker.postMessage({ type: 'checkpoint', id } satisfies CheckpointRequest);
     });
 
   const timer = setInterval(() => {
@@ -134,11 +139,18 @@ export function startSqliteCheckpointer(sqlite: SQLite.Database, log: Checkpoint
       // The bulk, with writes going on, until a pass is short; then the rest with the connection idle, to the WAL's end.
       for (let pass = 1; ; pass++) {
         const began = performance.now();
-        const answer = await checkpoint();
+        const answer = await checkpoint(STUCK_MS);
+        if (answer.type === 'failed' && answer.message === 'no answer in time') {
+          // Alive but not answering (a hung disk): SQLite's own checkpoints rather than a WAL without end.
+          fallBack(`no checkpoint answer in ${STUCK_MS / 1000} s`);
+          void started.terminate();
+        }
         if (answer.type !== 'checkpointed' || closed || !worker) return;
         if (performance.now() - began < SHORT_PASS_MS || pass >= MAX_OPEN_PASSES) break;
       }
-      if (hold) await hold(() => checkpoint(HELD_LIMIT_MS));
+      if (!hold) return;
+      const held = await hold(() => checkpoint(HELD_LIMIT_MS));
+      if (held.type === 'failed' && held.message === 'no answer in time') log.warn({ heldMs: HELD_LIMIT_MS }, 'sqlite: a held checkpoint pass took too long; the connection was let go');
     })().finally(() => (round = null));
   }, INTERVAL_MS);
   timer.unref();
@@ -161,7 +173,7 @@ export function startSqliteCheckpointer(sqlite: SQLite.Database, log: Checkpoint
       });
     },
     checkpoints: () => done,
-    checkpointNow: () => checkpoint(),
+    checkpointNow: () => checkpoint(STUCK_MS),
     crashForTest: async () => {
       const exited = new Promise<void>((resolve) => started.once('exit', () => resolve()));
       await started.terminate();
