@@ -43,7 +43,8 @@ export default defineConfig({
     trace: 'retain-on-failure',
     screenshot: 'only-on-failure',
     launchOptions: {
-      executablePath: findChromium({ headlessShell: true }) ?? undefined,
+      // The headless shell cannot show a window: `--headed` and PWDEBUG get the full browser.
+      executablePath: findChromium({ headlessShell: !process.argv.includes('--headed') && !process.env.PWDEBUG }) ?? undefined,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
     },
   },
