@@ -2,7 +2,6 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { recordAudit } from '../audit/audit-log.js';
-import { isDatabaseUnavailable } from '../db/database.js';
 import { HttpError } from '../http/errors.js';
 import { normalizeIp } from '../geolocation/ip.js';
 import { toWaitlistEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
@@ -48,25 +47,20 @@ export async function apiV1Routes(instance: FastifyInstance, options: ApiRoutesO
     handler: async (request, reply) => {
       const key = apiKeyOf(request);
       const { email, list, intended_amount: amount, ip_address: ipAddress, consent: consented, ...fields } = request.body;
-      // The portal's list, or an open offering list with its amount, checked by the offering page's own rules.
-      const offering =
-        list === undefined || list === PORTAL_LIST
-          ? null
-          : await offeringSignupTarget(db, list, amount).catch((err: unknown) => {
-              throw isDatabaseUnavailable(err) ? unavailable(reply) : err;
-            });
-      if (offering === null && amount !== undefined && amount !== '') throw signupError('amount_invalid');
-      const check = checkWaitlistEmail(email);
-      if (!check.ok) throw signupError(EMAIL_PROBLEM_CODES[check.problem]);
-      const ip = ipAddress === undefined ? null : normalizeIp(ipAddress);
-      if (ipAddress !== undefined && ip === null) throw new HttpError(400, 'invalid_ip_address', 'ip_address is not an IPv4 or IPv6 address.');
-      // The consent checkbox is the portal's form's; an offering page has its statements and no checkbox.
-      if (offering === null && consent.checkbox !== null && consented !== true) throw signupError('consent_required');
-      // The same domain screening as the form's (throwaway and dead domains: 422).
-      const refused = await screenSignup(app, request, check.email);
-      if (refused) throw refused;
-      const attribution = normalizeAttribution(fields, ownOriginOf(request, app.config.publicUrl));
       try {
+        // The portal's list, or an open offering list with its amount, checked by the offering page's own rules.
+        const offering = list === undefined || list === PORTAL_LIST ? null : await offeringSignupTarget(db, list, amount);
+        if (offering === null && amount !== undefined && amount !== '') throw signupError('amount_invalid');
+        const check = checkWaitlistEmail(email);
+        if (!check.ok) throw signupError(EMAIL_PROBLEM_CODES[check.problem]);
+        const ip = ipAddress === undefined ? null : normalizeIp(ipAddress);
+        if (ipAddress !== undefined && ip === null) throw new HttpError(400, 'invalid_ip_address', 'ip_address is not an IPv4 or IPv6 address.');
+        // The consent checkbox is the portal's form's; an offering page has its statements and no checkbox.
+        if (offering === null && consent.checkbox !== null && consented !== true) throw signupError('consent_required');
+        // The same domain screening as the form's (throwaway and dead domains: 422).
+        const refused = await screenSignup(app, request, check.email);
+        if (refused) throw refused;
+        const attribution = normalizeAttribution(fields, ownOriginOf(request, app.config.publicUrl));
         const outcome = offering
           ? await signups.createOffering(request.log, offering.list, check.email, ip, attribution, offering.intendedAmount)
           : await signups.create(request.log, check.email, ip, attribution);
@@ -82,7 +76,7 @@ export async function apiV1Routes(instance: FastifyInstance, options: ApiRoutesO
         }).catch((err: unknown) => request.log.error({ err, apiKeyId: key.id }, 'could not record an API signup in the audit log'));
         return reply.status(201).send({ id: outcome.id, status: outcome.status });
       } catch (err) {
-        if ((err instanceof HttpError && err.statusCode === 503) || isDatabaseUnavailable(err)) throw unavailable(reply);
+        if (err instanceof HttpError && err.statusCode === 503) throw unavailable(reply);
         throw err;
       }
     },

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { isDatabaseUnavailable, isPostgres } from '../db/database.js';
+import { isPostgres } from '../db/database.js';
 import { findListBySlug, type ListRecord } from '../db/lists.js';
 import type { Database } from '../db/schema.js';
 import { toWaitlistEntry, WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
@@ -10,7 +10,7 @@ import { webhookEvents } from '../webhooks/index.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
 import type { Attribution } from '../../shared/waitlist/attribution.js';
 import { amountBands, isValidSlug } from '../../shared/lists/contract.js';
-import { locate, newEntry, signupError, signupUnavailable, type SignupDeps, type SignupOutcome } from './service.js';
+import { locate, newEntry, rethrowSignupError, signupError, type SignupDeps, type SignupOutcome } from './service.js';
 
 /** An offering signup's list and its non-binding intended amount (a band key, or null: none given). */
 export interface OfferingSignupTarget {
@@ -25,7 +25,7 @@ export interface OfferingSignupTarget {
  * `unknown_list`, a closed one 409 `list_closed`, any other amount 400 `amount_invalid`.
  */
 export async function offeringSignupTarget(db: Kysely<Database>, slug: unknown, amount: unknown): Promise<OfferingSignupTarget> {
-  const list = isValidSlug(slug) ? await findListBySlug(db, slug) : undefined;
+  const list = isValidSlug(slug) ? await findListBySlug(db, slug).catch(rethrowSignupError) : undefined;
   if (!list || list.kind === 'portal' || list.state === 'draft') throw signupError('unknown_list');
   if (list.state === 'closed') throw signupError('list_closed');
   const bands = amountBands(list.bands).map((b) => b.key);
@@ -90,8 +90,7 @@ export async function signUpToOffering(
       return { id: known.id, status: 'pending', created: false };
     });
   } catch (err) {
-    if (isDatabaseUnavailable(err)) throw signupUnavailable();
-    throw err;
+    rethrowSignupError(err);
   }
 }
 

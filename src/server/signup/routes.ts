@@ -186,24 +186,22 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
    * to the portal's form); the address screening and the rate limit apply as to every signup.
    */
   const offeringSignup = async (request: FastifyRequest, reply: FastifyReply, body: SignupRequest) => {
-    const { list, intendedAmount } = await offeringSignupTarget(app.database.db, body[LIST_FIELD], body[INTENDED_AMOUNT_FIELD]).catch((err: unknown) => {
-      throw isDatabaseUnavailable(err) ? unavailable(reply) : err;
-    });
-    // An offering list is joined on its own page, where the testing-the-waters statements stand
-    // beside the form (17 CFR 227.206), or through the keyed API: never from another site's form
-    // (EMBED_ORIGINS open the portal's list only).
-    refuseCrossSite(request, app.config);
-    if (request.validationError) throw signupError(signupCodeOf(request.validationError.validation));
-    const refused = await screenSignup(app, request, body.email);
-    if (refused) throw refused;
     try {
+      const { list, intendedAmount } = await offeringSignupTarget(app.database.db, body[LIST_FIELD], body[INTENDED_AMOUNT_FIELD]);
+      // An offering list is joined on its own page, where the testing-the-waters statements stand
+      // beside the form (17 CFR 227.206), or through the keyed API: never from another site's form
+      // (EMBED_ORIGINS open the portal's list only).
+      refuseCrossSite(request, app.config);
+      if (request.validationError) throw signupError(signupCodeOf(request.validationError.validation));
+      const refused = await screenSignup(app, request, body.email);
+      if (refused) throw refused;
       const attribution = requestAttribution(request, body, app.config.publicUrl, app.config.embedOrigins);
       const { status } = await signups.createOffering(request.log, list, body.email, request.ip, attribution, intendedAmount);
       reply.header('cache-control', 'no-store');
       if (isFormPost(request)) return reply.status(303).header('location', `${offeringPath(list.slug)}?${OFFERING_RESULT_PARAM}=${status}`).send();
       return reply.status(201).header('content-type', JSON_TYPE).send(JOINED_BODIES[status]);
     } catch (err) {
-      if ((err instanceof HttpError && err.statusCode === 503) || isDatabaseUnavailable(err)) throw unavailable(reply);
+      if (err instanceof HttpError && err.statusCode === 503) throw unavailable(reply);
       throw err;
     }
   };

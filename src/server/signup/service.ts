@@ -102,6 +102,12 @@ export function signupUnavailable(): HttpError {
   return new HttpError(SIGNUP_UNAVAILABLE.status, SIGNUP_UNAVAILABLE.code, SIGNUP_UNAVAILABLE.message);
 }
 
+/** Throws `err` again, a database outage as signupUnavailable() (503): how every signup path fails on one. */
+export function rethrowSignupError(err: unknown): never {
+  if (isDatabaseUnavailable(err)) throw signupUnavailable();
+  throw err;
+}
+
 /**
  * Adds an address (already validated and normalized by the signup schema) to the waitlist, with its
  * consent record. Resolves only after everything has committed, so whatever the caller acknowledges
@@ -201,8 +207,7 @@ export async function signUp(
     }
     return await signUpAlone(deps, entry, hash, now);
   } catch (err) {
-    if (isDatabaseUnavailable(err)) throw signupUnavailable();
-    throw err;
+    rethrowSignupError(err);
   }
 }
 

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Geolocator } from '../geolocation/geolocator.js';
 import type { Attribution } from '../../shared/waitlist/attribution.js';
 import { createSignupBatcher, type SignupBatchHooks } from './batcher.js';
-import { signUp, type SignupOutcome } from './service.js';
+import { rethrowSignupError, signUp, type SignupOutcome } from './service.js';
 import type { HeldReason } from '../../shared/waitlist/entry.js';
 import type { ListRecord } from '../db/lists.js';
 import { signUpToOffering } from './offering.js';
@@ -47,7 +47,7 @@ export function createSignups(app: FastifyInstance, { geolocator, consentVersion
   return {
     async createOffering(log, list, email, ip, attribution, intendedAmount) {
       // The texts of this list's page (records: its page version, its statements, the legends).
-      const deps = { ...shared, log, consentRecord: await app.records.listConsentRecord(list) };
+      const deps = { ...shared, log, consentRecord: await app.records.listConsentRecord(list).catch(rethrowSignupError) };
       const outcome = await signUpToOffering(deps, list, email, ip ?? undefined, attribution, intendedAmount);
       if (outcome.created) app.liveWaitlist.signedUp(outcome.id);
       else if (!outcome.held) app.liveWaitlist.changed('rejoined');
