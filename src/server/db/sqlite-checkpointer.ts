@@ -40,6 +40,8 @@ const SHORT_PASS_MS = 50;
 const MAX_OPEN_PASSES = 4;
 /** A pass not answered in this long: the thread is taken for stuck, and SQLite checkpoints on commit again. */
 const STUCK_MS = 60_000;
+/** The answer a request gets when the thread does not answer within its limit. */
+const NO_ANSWER: CheckpointAnswer = { type: 'failed', message: 'no answer in time' };
 /** SQLite's default, restored when the thread is lost. */
 const AUTOCHECKPOINT_PAGES = 1_000;
 
@@ -121,7 +123,7 @@ export function startSqliteCheckpointer(sqlite: SQLite.Database, log: Checkpoint
       }
       const id = nextId++;
       const timer = setTimeout(() => {
-        if (pending.delete(id)) resolve({ type: 'failed', message: 'no answer in time' });
+        if (pending.delete(id)) resolve(NO_ANSWER);
       }, limitMs).unref();
       pending.set(id, (answer) => {
         clearTimeout(timer);
@@ -140,7 +142,7 @@ export function startSqliteCheckpointer(sqlite: SQLite.Database, log: Checkpoint
       for (let pass = 1; ; pass++) {
         const began = performance.now();
         const answer = await checkpoint(STUCK_MS);
-        if (answer.type === 'failed' && answer.message === 'no answer in time') {
+        if (answer === NO_ANSWER) {
           // Alive but not answering (a hung disk): SQLite's own checkpoints rather than a WAL without end.
           fallBack(`no checkpoint answer in ${STUCK_MS / 1000} s`);
           void started.terminate();
@@ -150,7 +152,7 @@ export function startSqliteCheckpointer(sqlite: SQLite.Database, log: Checkpoint
       }
       if (!hold) return;
       const held = await hold(() => checkpoint(HELD_LIMIT_MS));
-      if (held.type === 'failed' && held.message === 'no answer in time') log.warn({ heldMs: HELD_LIMIT_MS }, 'sqlite: a held checkpoint pass took too long; the connection was let go');
+      if (held === NO_ANSWER) log.warn({ heldMs: HELD_LIMIT_MS }, 'sqlite: a held checkpoint pass took too long; the connection was let go');
     })().finally(() => (round = null));
   }, INTERVAL_MS);
   timer.unref();
