@@ -96,9 +96,11 @@ export function createSignupBatcher(options: SignupBatcherOptions): SignupBatche
         if (inserted[i] && item.mail) messages.push(item.mail);
       });
       if (messages.length > 0) await mail.enqueueMany(trx, messages);
-      // A held signup is no signup yet: its event comes when an admin approves it.
-      const created = items.filter((item, i) => inserted[i] && item.entry.status !== 'held');
-      if (events && created.length > 0) await webhooks.enqueue(trx, created.map((item) => webhookEvents.signupCreated(item.entry)));
+      if (events) {
+        // A held signup is no signup yet: its event comes when an admin approves it.
+        const created = items.filter((item, i) => inserted[i] && item.entry.status !== 'held');
+        if (created.length > 0) await webhooks.enqueue(trx, created.map((item) => webhookEvents.signupCreated(item.entry)));
+      }
       await hooks?.beforeCommit?.(items.length);
     });
   };
