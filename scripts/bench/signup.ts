@@ -89,7 +89,8 @@
  *                                       rounds of (product with all three abuse checks off, product with
  *                                       all three on, floor), each product on its own database, and the
  *                                       differences against issue 28's goals (see above); not with
- *                                       --no-screening, --refused-sign-ins or --profile
+ *                                       --no-screening or --refused-sign-ins; with --profile, each of
+ *                                       the two products is profiled in turn
  *   --json FILE                         also write the results as JSON
  * Other environment variables reach the product unchanged (REDIS_URL=… benchmarks Redis counters).
  * The product's DNS is always the bench's own server: a bench never depends on the network's DNS.
@@ -174,8 +175,8 @@ const options = {
 // The load generator (a child process) reads it from its environment.
 process.env.BENCH_EMAIL_DOMAINS = String(options.emailDomains);
 
-if (options.checksCompare && (!options.screening || options.refusedSignIns || options.profile)) {
-  console.error('--checks-compare sets the checks itself: not with --no-screening, --refused-sign-ins or --profile.');
+if (options.checksCompare && (!options.screening || options.refusedSignIns)) {
+  console.error('--checks-compare sets the checks itself: not with --no-screening or --refused-sign-ins.');
   process.exit(2);
 }
 
@@ -366,24 +367,38 @@ async function benchDatabase(generator: Generator, spec: string): Promise<{ rows
   }
 }
 
-async function profileDatabase(generator: Generator, spec: string): Promise<{ text: string; failure: string | null }> {
+/** Profile mode, the checks-on product's warm-up: solutions for this many signups/s (more than this machine takes). */
+const PROFILE_POOL_RATE = 12_000;
+
+/** Profile mode: one product (with --checks-compare, each of the two in turn) under --cpu-prof. */
+async function profileDatabase(generator: Generator, spec: string, productSpec: ProductSpec): Promise<{ text: string; failure: string | null }> {
   const target = await prepareTarget(spec, workDir);
-  const profileDir = path.join(workDir, `profile-${target.label}`);
+  const profileDir = path.join(workDir, `profile-${target.label}-${productSpecs.indexOf(productSpec)}`);
   let product: ServerProcess | undefined;
   try {
-    product = await startProduct(target, productSpecs[0]!.checks, ['--cpu-prof', '--cpu-prof-dir', profileDir]);
-    const memory = memorySampler(product.pid);
+    product = await startProduct(target, productSpec.checks, ['--cpu-prof', '--cpu-prof-dir', profileDir]);
+    // The checks-on product's signups carry solutions, solved before each phase (not timed, not profiled apart: issuing them is in the profile's file, outside --from/--to).
+    const measuredProduct = newProduct(productSpec, target, product);
+    const memory = measuredProduct.memory;
+    const challenge = measuredProduct.pool !== null;
     // With --rate given, the profiled load is the open loop at that rate (a quiet server's costs), else the closed loop.
     const rate = flags.rate !== undefined ? options.rate : 0;
     const load = rate > 0 ? `${fmt(rate)} signups/s (open loop)` : `${options.connections} connections`;
-    process.stdout.write(`${target.label}: warm-up ${options.warmup} s, profiled load ${options.profileSeconds} s at ${load}\n`);
-    await phase(generator, product, memory, null, options.warmup, true);
+    process.stdout.write(`${target.label}: ${productSpec.name}: warm-up ${options.warmup} s, profiled load ${options.profileSeconds} s at ${load}\n`);
+    if (challenge) await fillPool(generator, measuredProduct, Math.ceil(PROFILE_POOL_RATE * options.warmup) + options.connections);
+    const warm = await phase(generator, product, memory, null, options.warmup, true, false, challenge);
+    if (challenge) {
+      reportDry(measuredProduct, 'the warm-up', warm.unsolved);
+      const expected = rate > 0 ? rate : ((warm.statuses['201'] ?? 0) / Math.max(warm.elapsed, 1e-9)) * POOL_MARGIN.round;
+      await fillPool(generator, measuredProduct, Math.ceil(expected * options.profileSeconds) + options.connections);
+    }
     const from = Number(process.hrtime.bigint() / 1000n);
     const measured =
       rate > 0
-        ? await withCpu(product, memory, null, () => generator.open(product!.port, options.profileSeconds, rate, true))
-        : await phase(generator, product, memory, null, options.profileSeconds, true);
+        ? await withCpu(product, memory, null, () => generator.open(product!.port, options.profileSeconds, rate, true, challenge))
+        : await phase(generator, product, memory, null, options.profileSeconds, true, false, challenge);
     const to = Number(process.hrtime.bigint() / 1000n);
+    if (challenge) reportDry(measuredProduct, 'the profiled load', measured.unsolved);
     memory.stop();
     // SIGTERM: the server shuts down cleanly and Node writes the profile on exit.
     await stopServer(product, 'SIGTERM');
@@ -391,14 +406,14 @@ async function profileDatabase(generator: Generator, spec: string): Promise<{ te
     if (!file) throw new Error(`no .cpuprofile written in ${profileDir}:\n${product.stderr()}`);
     const keptDir = path.join(projectRoot, 'bench-results/signup-profile');
     fs.mkdirSync(keptDir, { recursive: true });
-    const kept = path.join(keptDir, `${target.label}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`);
+    const kept = path.join(keptDir, `${target.label}${challenge ? '-checks-on' : productSpec.checks.screening ? '' : '-checks-off'}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`);
     fs.copyFileSync(path.join(profileDir, file), kept);
 
     const signups = measured.statuses['201'] ?? 0;
     const profile = JSON.parse(fs.readFileSync(kept, 'utf8')) as CpuProfile;
     const summary = summarizeCpuProfile(profile, { from, to, sqlite: target.label === 'sqlite' });
     const text = [
-      `== ${target.label}: ${fmt(signups / measured.elapsed)} signups/s while profiled (--cpu-prof slows it down), ` +
+      `== ${target.label}, ${productSpec.name}: ${fmt(signups / measured.elapsed)} signups/s while profiled (--cpu-prof slows it down), ` +
         `server CPU ${pct(measured.serverCpuSeconds / measured.elapsed)} of a core (/proc: all threads), ` +
         `${fmt((measured.serverCpuSeconds / Math.max(1, signups)) * 1e6, 1)} µs CPU per signup; generator ${pct(measured.cpuSeconds / measured.elapsed)}`,
       formatSummary(summary, signups),
@@ -453,9 +468,11 @@ const profiles: string[] = [];
 try {
   for (const spec of specs) {
     if (options.profile) {
-      const { text, failure } = await profileDatabase(generator, spec);
-      profiles.push(text);
-      if (failure) failures.push(failure);
+      for (const productSpec of productSpecs) {
+        const { text, failure } = await profileDatabase(generator, spec, productSpec);
+        profiles.push(text);
+        if (failure) failures.push(failure);
+      }
     } else {
       const result = await benchDatabase(generator, spec);
       rows.push(...result.rows);
