@@ -1,6 +1,7 @@
 /**
- * What the signup takes from the challenge room (the declared interface): the solution's check
- * (the verifier, with the spent store behind it) and the held signup's write.
+ * What the signup takes from the challenge room (the declared interface): the solution's check,
+ * its spending in the signup's transaction, and the held signup's write.
  */
-export { createSignupChallenge, type SignupChallengeCheck } from './verify.js';
+export { createSignupChallenge, NO_CHALLENGE, type ChallengeVerdict, type SignupChallengeCheck } from './verify.js';
+export { solutionSpender, type Solution, type SolutionSpender } from './spent.js';
 export { heldEntry, holdSignup, type HoldOutcome } from './hold.js';

@@ -1,25 +1,28 @@
-import type { Kysely } from 'kysely';
 import type { ChallengeConfig } from '../config.js';
 import type { SecretBox } from '../crypto/secret-box.js';
-import type { Database } from '../db/schema.js';
 import type { HeldReason } from '../../shared/waitlist/entry.js';
 import { challengeHmacKey, verifySignupSolution } from './pow.js';
-import { spentChallenges } from './spent.js';
+import type { Solution } from './spent.js';
 
 /**
- * The signup's check of its `altcha` field: null when the signup may proceed (the setting is off,
- * or the solution verified and was spent now), else why it is held. A replayed solution (spent
- * before, on any instance) is held too.
+ * What the signup does about its `altcha` field: proceed (`held: null`), with the solution to spend
+ * in the transaction that stores it (spent.ts; null while the setting is off), or be held, and why.
+ * A solution spent before (on any instance) is found when it is spent: the signup is then held as
+ * `challenge_replayed` (signup/service.ts).
  */
-export type SignupChallengeCheck = (solution: unknown) => Promise<HeldReason | null>;
+export type ChallengeVerdict = { held: null; solution: Solution | null } | { held: HeldReason };
 
-export function createSignupChallenge(db: Kysely<Database>, box: Pick<SecretBox, 'hmac'>, config: ChallengeConfig): SignupChallengeCheck {
-  if (config.mode === 'off') return async () => null;
+export type SignupChallengeCheck = (solution: unknown) => ChallengeVerdict;
+
+/** The verdict of a signup without the challenge (SIGNUP_CHALLENGE=off, and the API's signups). */
+export const NO_CHALLENGE: ChallengeVerdict = { held: null, solution: null };
+
+export function createSignupChallenge(box: Pick<SecretBox, 'hmac'>, config: ChallengeConfig): SignupChallengeCheck {
+  if (config.mode === 'off') return () => NO_CHALLENGE;
   const hmacKey = challengeHmacKey(box);
-  const spent = spentChallenges(db);
-  return async (solution) => {
-    const verified = verifySignupSolution(solution, hmacKey, config.maxNumber);
-    if (!verified.ok) return verified.reason;
-    return (await spent.spend(verified.signature, verified.expiresAt)) ? null : 'challenge_replayed';
+  return (value) => {
+    const verified = verifySignupSolution(value, hmacKey, config.maxNumber);
+    if (!verified.ok) return { held: verified.reason };
+    return { held: null, solution: { signature: verified.signature, expiresAt: verified.expiresAt } };
   };
 }

@@ -3,7 +3,8 @@ import { isDatabaseUnavailable } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { MailService, TemplatedMessage } from '../mail/index.js';
 import { webhookEvents, type WebhookQueue } from '../webhooks/index.js';
-import { signupBatchCommitter, type SignupWrite } from './repository.js';
+import type { SolutionSpender } from '../challenge/index.js';
+import { signupBatchCommitter, type SignupWrite, type WriteResult } from './repository.js';
 
 /**
  * Group commit for signups. Signups that arrive together are written in one transaction, so one
@@ -21,7 +22,9 @@ import { signupBatchCommitter, type SignupWrite } from './repository.js';
  * grows by itself with the time a commit takes. A full batch (`maxBatch`) never waits.
  *
  * The batch only takes the fast path: new addresses. An address already on the list (or repeated
- * in the batch) comes back `false` and the caller handles it on its own afterwards (signup.ts). A
+ * in the batch) comes back not inserted and the caller handles it on its own afterwards (service.ts).
+ * A signup's proof-of-work solution is spent in the batch's transaction (challenge/spent.ts); one
+ * spent before comes back `replayed`, its entry stored held and sent nothing. A
  * batch that fails as a whole rejects every signup it held with the error; the caller retries each
  * alone, so a row that cannot be written fails only its own request.
  */
@@ -49,6 +52,8 @@ export interface SignupBatcherOptions {
   mail: Pick<MailService, 'enqueueMany'>;
   /** app.webhooks: each inserted entry's `signup.created` event is queued in the batch's transaction. */
   webhooks: Pick<WebhookQueue, 'wants' | 'enqueue'>;
+  /** Spends the signups' proof-of-work solutions in the batch's transaction. */
+  spender: SolutionSpender;
   log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   hooks?: SignupBatchHooks;
   /** Most signups per transaction (a bigger queue is written by consecutive transactions). */
@@ -67,47 +72,45 @@ export const GATHER_MS = 2;
 
 interface Pending {
   item: SignupBatchItem;
-  resolve(inserted: boolean): void;
+  resolve(result: WriteResult): void;
   reject(err: unknown): void;
 }
 
 export interface SignupBatcher {
-  /** Resolves once the batch holding `item` has committed: true if inserted, false if the address was known. */
-  submit(item: SignupBatchItem): Promise<boolean>;
+  /** Resolves once the batch holding `item` has committed: inserted or not (the address was known), its solution replayed or not. */
+  submit(item: SignupBatchItem): Promise<WriteResult>;
 }
 
 export function createSignupBatcher(options: SignupBatcherOptions): SignupBatcher {
-  const { db, mail, webhooks, log, hooks } = options;
+  const { db, mail, webhooks, spender, log, hooks } = options;
   const maxBatch = options.maxBatch ?? 1000;
   const concurrency = options.concurrency ?? hooks?.concurrency ?? 2;
   const gatherMs = options.gatherMs ?? hooks?.gatherMs ?? GATHER_MS;
-  const commit = signupBatchCommitter(db);
+  const commit = signupBatchCommitter(db, spender);
   let queue: Pending[] = [];
   let underWay = 0;
   let scheduled = false;
 
   const commitBatch = (items: readonly SignupBatchItem[]) => {
     const events = webhooks.wants('signup.created');
-    // Without e-mail, webhooks or a hook the batch is its write alone (on PostgreSQL: one statement, one round trip).
+    // Without e-mail, webhooks or a hook the batch is its writes alone (on PostgreSQL without solutions: one statement, one round trip).
     if (!hooks?.beforeCommit && !events && !items.some((item) => item.mail)) return commit(items);
-    return commit(items, async (trx, inserted) => {
+    return commit(items, async (trx, results, entries) => {
+      // A held signup (no valid solution, or one replayed) is no signup yet: no e-mail, and its event comes when an admin approves it.
+      const created = entries.filter((entry, i) => results[i]!.inserted && entry.status !== 'held');
       const messages: TemplatedMessage[] = [];
       items.forEach((item, i) => {
-        if (inserted[i] && item.mail) messages.push(item.mail);
+        if (results[i]!.inserted && !results[i]!.replayed && item.mail) messages.push(item.mail);
       });
       if (messages.length > 0) await mail.enqueueMany(trx, messages);
-      if (events) {
-        // A held signup is no signup yet: its event comes when an admin approves it.
-        const created = items.filter((item, i) => inserted[i] && item.entry.status !== 'held');
-        if (created.length > 0) await webhooks.enqueue(trx, created.map((item) => webhookEvents.signupCreated(item.entry)));
-      }
+      if (events && created.length > 0) await webhooks.enqueue(trx, created.map((entry) => webhookEvents.signupCreated(entry)));
       await hooks?.beforeCommit?.(items.length);
     });
   };
 
-  const settle = (batch: Pending[], inserted: boolean[] | null, err?: unknown) => {
-    if (inserted) {
-      batch.forEach((p, i) => p.resolve(inserted[i] === true));
+  const settle = (batch: Pending[], results: WriteResult[] | null, err?: unknown) => {
+    if (results) {
+      batch.forEach((p, i) => p.resolve(results[i]!));
       return;
     }
     // Logged once per batch; each request then gets its own answer (signup.ts).
@@ -123,7 +126,7 @@ export function createSignupBatcher(options: SignupBatcherOptions): SignupBatche
       queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch);
       underWay += 1;
       commitBatch(batch.map((p) => p.item)).then(
-        (inserted) => settle(batch, inserted),
+        (results) => settle(batch, results),
         (err: unknown) => settle(batch, null, err),
       ).finally(() => {
         underWay -= 1;
@@ -134,7 +137,7 @@ export function createSignupBatcher(options: SignupBatcherOptions): SignupBatche
 
   return {
     submit(item) {
-      return new Promise<boolean>((resolve, reject) => {
+      return new Promise<WriteResult>((resolve, reject) => {
         queue.push({ item, resolve, reject });
         // The first signup of a batch waits gatherMs for company (a full queue goes at once); while
         // batches are under way, the queue waits for one to end, which starts the next at once.

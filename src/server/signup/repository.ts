@@ -4,6 +4,7 @@ import { isPostgres, rawSqliteOf, sqliteWalSync } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { WAITLIST_COLUMNS } from '../db/waitlist-entries.js';
 import type { WaitlistEntry } from '../../shared/waitlist/entry.js';
+import { heldEntry, type Solution, type SolutionSpender } from '../challenge/index.js';
 
 /** The waitlist's inserts: a signup, a batch of them (the group commit), an import's rows. The row mapping is db/waitlist-entries.ts. */
 type Db = Kysely<Database>;
@@ -39,29 +40,55 @@ export interface SignupWrite {
   entry: WaitlistEntry;
   /** The address's suppression hash (a suppressed address is not inserted); called only when needed (an HMAC per signup is not free). */
   suppressionHash(): string;
+  /**
+   * The proof-of-work solution that admits it (SIGNUP_CHALLENGE=proof-of-work), spent in the same
+   * transaction; one spent before is `replayed`, and the entry is then stored held (challenge_replayed).
+   */
+  solution?: Solution | null;
+}
+
+/** What became of a write: `inserted` (as given, or held when `replayed`), or not (a known or suppressed address). */
+export interface WriteResult {
+  inserted: boolean;
+  /** Its solution had been spent before (or earlier in the batch). */
+  replayed: boolean;
 }
 
 /**
- * Writes a batch of signups in one transaction and commits it; resolves to which entries were
- * inserted, by index, once the commit is durable. `beforeCommit`, when given, runs inside the
+ * Writes a batch of signups in one transaction and commits it; resolves to what became of each, by
+ * index, once the commit is durable. `beforeCommit`, when given, runs inside the
  * transaction after the writes (the outbox rows of the inserted entries); if anything throws,
  * nothing is written.
  */
 export type SignupBatchCommit = (
   writes: readonly SignupWrite[],
-  beforeCommit?: (trx: Db, inserted: readonly boolean[]) => Promise<void>,
-) => Promise<boolean[]>;
+  beforeCommit?: (trx: Db, results: readonly WriteResult[], entries: readonly WaitlistEntry[]) => Promise<void>,
+) => Promise<WriteResult[]>;
+
+/** The batch's solutions spent (`spender`, in `trx`): by index, true for a write whose solution was spent before. */
+async function replayedOf(trx: Db, spender: SolutionSpender, writes: readonly SignupWrite[]): Promise<boolean[]> {
+  const withSolution = writes.flatMap((w, i) => (w.solution ? [i] : []));
+  const replayed = writes.map(() => false);
+  if (withSolution.length === 0) return replayed;
+  const fresh = await spender.spend(trx, withSolution.map((i) => writes[i]!.solution!));
+  withSolution.forEach((i, k) => (replayed[i] = !fresh[k]));
+  return replayed;
+}
+
+/** The entry a write stores: held when its solution was replayed. */
+const storedEntry = (write: SignupWrite, replayed: boolean | undefined) => (replayed ? heldEntry(write.entry, 'challenge_replayed') : write.entry);
 
 /**
  * The group commit's transaction (batcher.ts): insertSignup for many addresses at once.
  * Each entry is inserted unless its address is already on the list (case-insensitively), earlier in
- * the same batch, or suppressed. A `false` changes nothing for that entry: the caller then looks at
- * the stored one (or the suppression), after the commit.
+ * the same batch, or suppressed. One not inserted changes nothing for that entry: the caller then
+ * looks at the stored one (or the suppression), after the commit.
  *
  * SQLite: BEGIN IMMEDIATE (the write lock from the start) on Kysely's one connection, held through
  * db.connection() so no other query can run inside it; then prepared statements on the raw
- * connection (prepared once, not compiled and prepared per request): a suppression lookup per
- * entry only when the suppression list is not empty, then one INSERT per entry. The commit's fsync (what
+ * connection (prepared once, not compiled and prepared per request): one INSERT per solution into
+ * the spent list, a suppression lookup per entry only when the suppression list is not empty,
+ * then one INSERT per entry. The commit's fsync (what
  * synchronous=FULL does in WAL mode) is done on the thread pool instead of the event loop: COMMIT
  * runs with synchronous=NORMAL (no sync), then the WAL file is fdatasync'ed and only then does the
  * promise resolve, so nothing is acknowledged before it is on disk, while the server goes on
@@ -70,10 +97,15 @@ export type SignupBatchCommit = (
  *
  * PostgreSQL: one statement for the whole batch (the rows as one JSON array, the suppressed ones
  * left out by a join on their hashes) in address order, so that two instances inserting overlapping batches lock the
- * same keys in the same order and cannot deadlock. Without `beforeCommit` it runs on its own (its
- * own transaction: one round trip), else inside BEGIN … COMMIT with what `beforeCommit` adds.
+ * same keys in the same order and cannot deadlock; before it, one for the batch's solutions, if any.
+ * Without `beforeCommit` each runs on its own (its own transaction: one round trip), else inside
+ * BEGIN … COMMIT with what `beforeCommit` adds.
+ *
+ * The solutions (SIGNUP_CHALLENGE=proof-of-work) are spent before the entries are written: a write
+ * whose solution was spent before (or earlier in the batch) stores its entry held, as
+ * `challenge_replayed`, and comes back `replayed`.
  */
-export function signupBatchCommitter(db: Db): SignupBatchCommit {
+export function signupBatchCommitter(db: Db, spender: SolutionSpender): SignupBatchCommit {
   const sqlite = rawSqliteOf(db);
   if (sqlite) {
     type Statements = Record<'normal' | 'full' | 'begin' | 'commit' | 'rollback' | 'anySuppression' | 'suppressed' | 'insert', SQLite.Statement>;
@@ -98,14 +130,18 @@ export function signupBatchCommitter(db: Db): SignupBatchCommit {
         try {
           s.begin.run();
           try {
+            const replayed = await replayedOf(connection, spender, writes);
+            const entries = writes.map((write, i) => storedEntry(write, replayed[i]));
             const anySuppressed = s.anySuppression.get() !== undefined;
-            const flags = writes.map((write) => {
-              if (anySuppressed && s.suppressed.get(write.suppressionHash()) !== undefined) return false;
-              return s.insert.run(WAITLIST_COLUMNS.map((column) => write.entry[column])).changes === 1;
+            const results = writes.map((write, i): WriteResult => {
+              const inserted = anySuppressed && s.suppressed.get(write.suppressionHash()) !== undefined
+                ? false
+                : s.insert.run(WAITLIST_COLUMNS.map((column) => entries[i]![column])).changes === 1;
+              return { inserted, replayed: replayed[i]! };
             });
-            await beforeCommit?.(connection, flags);
+            await beforeCommit?.(connection, results, entries);
             s.commit.run();
-            return flags;
+            return results;
           } catch (err) {
             if (sqlite.inTransaction) s.rollback.run();
             throw err;
@@ -118,14 +154,18 @@ export function signupBatchCommitter(db: Db): SignupBatchCommit {
       return inserted;
     };
   }
-  return async (writes, beforeCommit) => {
-    if (!beforeCommit) return insertBatchPostgres(db, writes);
-    return db.transaction().execute(async (trx) => {
-      const inserted = await insertBatchPostgres(trx, writes);
-      await beforeCommit(trx, inserted);
-      return inserted;
-    });
+  const write = async (executor: Db, writes: readonly SignupWrite[], beforeCommit?: Parameters<SignupBatchCommit>[1]) => {
+    const replayed = await replayedOf(executor, spender, writes);
+    const entries = writes.map((w, i) => storedEntry(w, replayed[i]));
+    const inserted = await insertBatchPostgres(executor, writes.map((w, i) => ({ ...w, entry: entries[i]! })));
+    const results = inserted.map((ok, i) => ({ inserted: ok, replayed: replayed[i]! }));
+    await beforeCommit?.(executor, results, entries);
+    return results;
   };
+  // Without beforeCommit, no transaction: the solutions' spend and the insert are a statement (and
+  // a round trip) each, where BEGIN … COMMIT around them would make four. A batch that fails after
+  // its spend leaves those solutions spent: the form never sends one twice (web/waitlist/challenge.ts).
+  return (writes, beforeCommit) => (beforeCommit ? db.transaction().execute((trx) => write(trx, writes, beforeCommit)) : write(db, writes));
 }
 
 /**

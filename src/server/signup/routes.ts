@@ -206,8 +206,8 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
     }
   };
 
-  // SIGNUP_CHALLENGE=proof-of-work: why a signup is held (no valid solution), or null (off: always null).
-  const checkChallenge = createSignupChallenge(app.database.db, app.secretBox, app.config.challenge);
+  // SIGNUP_CHALLENGE=proof-of-work: the solution to spend with the signup, or why it is held (off: neither).
+  const checkChallenge = createSignupChallenge(app.secretBox, app.config.challenge);
 
   app.withTypeProvider<ZodTypeProvider>().post(
     SIGNUP_PATH,
@@ -234,12 +234,11 @@ export const waitlistRoutes: FastifyPluginAsync<WaitlistRoutesOptions> = async (
       if (refused) throw refused;
       try {
         const attribution = requestAttribution(request, request.body, app.config.publicUrl, app.config.embedOrigins);
-        const held = await checkChallenge(request.body[CHALLENGE_FIELD]);
-        const { status } = await signups.create(request.log, request.body.email, request.ip, attribution, held);
-        if (held) {
+        const { status, heldFor } = await signups.create(request.log, request.body.email, request.ip, attribution, checkChallenge(request.body[CHALLENGE_FIELD]));
+        if (heldFor) {
           // Held (or left unchanged): counted for the insight panel, answered like any signup.
           app.signupScreening.count('no-challenge');
-          request.log.info({ reason: held }, 'waitlist signup held');
+          request.log.info({ reason: heldFor }, 'waitlist signup held');
         }
         return answerJoined(request, reply, status);
       } catch (err) {

@@ -8,7 +8,7 @@ import { HttpError } from '../http/errors.js';
 import { mailClientKey, type TemplatedMessage } from '../mail/index.js';
 import { HONEYPOT_FIELD, SIGNUP_ERRORS, type SignupErrorCode } from '../../shared/waitlist/signup-contract.js';
 import { entryLocation, NO_CONSENT_RECORD, type HeldReason, type WaitlistEntry } from '../../shared/waitlist/entry.js';
-import { heldEntry, holdSignup } from '../challenge/index.js';
+import { heldEntry, holdSignup, NO_CHALLENGE, type ChallengeVerdict, type HoldOutcome, type Solution, type SolutionSpender } from '../challenge/index.js';
 import { NO_ATTRIBUTION, type Attribution } from '../../shared/waitlist/attribution.js';
 import {
   confirmationMail,
@@ -26,6 +26,7 @@ import { webhookEvents, type WebhookQueue } from '../webhooks/index.js';
 import { insertSignup } from './repository.js';
 import { newEntryId } from './entry-id.js';
 import type { SignupBatchItem, SignupBatcher } from './batcher.js';
+import type { WriteResult } from './repository.js';
 
 export function signupError(code: SignupErrorCode): HttpError {
   const { status, message } = SIGNUP_ERRORS[code];
@@ -36,6 +37,8 @@ export interface SignupDeps {
   db: Kysely<Database>;
   /** The group commit (batcher.ts); without it each signup is written in a transaction of its own. */
   batcher?: SignupBatcher;
+  /** Spends a signup's proof-of-work solution in the transaction that stores it (challenge/spent.ts). */
+  spender: SolutionSpender;
   geolocator: Geolocator;
   log: GeoLogger & { info(obj: object, msg: string): void };
   /** app.mail: the confirmation (double opt-in) and welcome e-mails are queued with the entry. */
@@ -68,6 +71,11 @@ export interface SignupOutcome {
   created: boolean;
   /** An erased or unsubscribed address held (consent/restore.ts): nothing changed, nothing to announce. */
   held?: true;
+  /**
+   * Held for its proof of work (SIGNUP_CHALLENGE=proof-of-work: none, invalid, expired, or a solution
+   * spent before): stored held or left unchanged (challenge/hold.ts), never announced.
+   */
+  heldFor?: HeldReason;
 }
 
 function isFilled(value: unknown): boolean {
@@ -157,8 +165,8 @@ export function newEntry(
   };
 }
 
-/** The group commit's answer for one signup: inserted or not, or null when its batch failed (logged by the batcher; an outage fails this signup too, anything else is retried alone). */
-async function submitted(batcher: SignupBatcher, item: SignupBatchItem): Promise<boolean | null> {
+/** The group commit's answer for one signup, or null when its batch failed (logged by the batcher; an outage fails this signup too, anything else is retried alone). */
+async function submitted(batcher: SignupBatcher, item: SignupBatchItem): Promise<WriteResult | null> {
   try {
     return await batcher.submit(item);
   } catch (err) {
@@ -172,7 +180,7 @@ export async function signUp(
   email: string,
   ip: string | undefined,
   attribution: Attribution = NO_ATTRIBUTION,
-  held: HeldReason | null = null,
+  verdict: ChallengeVerdict = NO_CHALLENGE,
 ): Promise<SignupOutcome> {
   // The spec says "on failure all four are null", but that described a browser asking a third
   // party for its own address. Here the server always knows the address it saw, so ip_address is
@@ -191,29 +199,47 @@ export async function signUp(
   try {
     // No valid proof-of-work solution (SIGNUP_CHALLENGE=proof-of-work): stored held, no e-mail, the
     // same answer as a signup (challenge/hold.ts); only a known, joined address is a duplicate as ever.
-    if (held) {
+    if (verdict.held) {
+      const held = verdict.held;
       // A new address takes the group commit, as a proven signup does: a flood of unproven ones (a
       // script's) must not each wait on a commit of its own. One the batch did not insert (known,
       // suppressed) is handled alone below.
-      if (deps.batcher && (await submitted(deps.batcher, { entry: heldEntry(entry, held), suppressionHash: hash, mail: null })) === true) return joined;
-      const outcome = await holdSignup(deps.db, deps.box, entry, held);
-      if (outcome === 'registered') throw signupError('already_registered');
-      return { ...joined, created: outcome === 'held' };
+      if (deps.batcher && (await submitted(deps.batcher, { entry: heldEntry(entry, held), suppressionHash: hash, mail: null }))?.inserted) return { ...joined, heldFor: held };
+      return heldOutcome(joined, held, await holdSignup(deps.db, deps.box, entry, held));
     }
+    const { solution } = verdict;
     if (deps.batcher) {
-      const inserted = await submitted(deps.batcher, { entry, suppressionHash: hash, mail: joinMail(deps, entry) });
-      if (inserted === true) return joined;
-      if (inserted === false) return await deps.db.transaction().execute((trx) => rejoinOrInsert(trx, deps, entry, hash, now));
+      const result = await submitted(deps.batcher, { entry, suppressionHash: hash, mail: joinMail(deps, entry), solution });
+      // Its solution spent before: stored held by the batch, or (a known address) handled as a held signup.
+      if (result?.replayed) return heldOutcome(joined, 'challenge_replayed', result.inserted ? 'held' : await holdSignup(deps.db, deps.box, entry, 'challenge_replayed'));
+      if (result?.inserted) return joined;
+      if (result) return await deps.db.transaction().execute((trx) => rejoinOrInsert(trx, deps, entry, hash, now));
     }
-    return await signUpAlone(deps, entry, hash, now);
+    return await signUpAlone(deps, entry, hash, now, solution);
   } catch (err) {
     rethrowSignupError(err);
   }
 }
 
+/** A held signup's outcome (holdSignup): answered as a new signup, `created` when stored held; an address joined already is the duplicate it always was. */
+function heldOutcome(joined: SignupOutcome, reason: HeldReason, outcome: HoldOutcome): SignupOutcome {
+  if (outcome === 'registered') throw signupError('already_registered');
+  return { ...joined, created: outcome === 'held', heldFor: reason };
+}
+
 /** One signup in its own transaction: the path of a signup whose batch failed (and of callers without a batcher). */
-async function signUpAlone(deps: SignupDeps, entry: WaitlistEntry, hash: () => string, now: Date): Promise<SignupOutcome> {
+async function signUpAlone(deps: SignupDeps, entry: WaitlistEntry, hash: () => string, now: Date, solution: Solution | null): Promise<SignupOutcome> {
   const joined = { id: entry.id, status: entry.status === 'pending' ? 'pending' : 'joined', created: true } as const;
+  if (solution) {
+    // Its solution is spent in the transaction that stores it; one spent before makes it a held signup.
+    const outcome = await deps.db.transaction().execute(async (trx) => {
+      if (!(await deps.spender.spend(trx, [solution]))[0]) return holdSignup(trx, deps.box, entry, 'challenge_replayed');
+      if (!(await insertSignup(trx, entry, hash()))) return rejoinOrInsert(trx, deps, entry, hash, now);
+      await queueInserted(trx, deps, entry);
+      return joined;
+    });
+    return typeof outcome === 'string' ? heldOutcome(joined, 'challenge_replayed', outcome) : outcome;
+  }
   if (!joinMail(deps, entry) && !deps.webhooks.wants('signup.created')) {
     // The spec's flow: one statement for a new address (see insertSignup), no e-mail, no webhook.
     if (await insertSignup(deps.db, entry, hash())) return joined;

@@ -3,7 +3,7 @@ import type { Geolocator } from '../geolocation/geolocator.js';
 import type { Attribution } from '../../shared/waitlist/attribution.js';
 import { createSignupBatcher, type SignupBatchHooks } from './batcher.js';
 import { rethrowSignupError, signUp, type SignupOutcome } from './service.js';
-import type { HeldReason } from '../../shared/waitlist/entry.js';
+import { solutionSpender, type ChallengeVerdict } from '../challenge/index.js';
 import type { ListRecord } from '../db/lists.js';
 import { signUpToOffering } from './offering.js';
 
@@ -16,10 +16,11 @@ export interface Signups {
   /**
    * Stores an address (already checked by the shared e-mail rule) signing up from `ip` (null: no
    * address known, no location), with its cleaned attribution. Resolves after the commit; rejects
-   * with the signup's HttpError (409 already_registered, 503 unavailable). `held`: the signup is held
-   * (SIGNUP_CHALLENGE without a valid solution; challenge/hold.ts): stored as such, never announced.
+   * with the signup's HttpError (409 already_registered, 503 unavailable). `verdict`: the proof of
+   * work's (SIGNUP_CHALLENGE; challenge/verify.ts): a solution to spend with the entry, or held (no
+   * valid solution; challenge/hold.ts): stored as such, never announced (the outcome's `heldFor`).
    */
-  create(log: FastifyBaseLogger, email: string, ip: string | null | undefined, attribution: Attribution, held?: HeldReason | null): Promise<SignupOutcome>;
+  create(log: FastifyBaseLogger, email: string, ip: string | null | undefined, attribution: Attribution, verdict?: ChallengeVerdict): Promise<SignupOutcome>;
   /** The same for an open offering list (offering.ts), with its non-binding intended amount (a band key) or null. */
   createOffering(log: FastifyBaseLogger, list: ListRecord, email: string, ip: string | null | undefined, attribution: Attribution, intendedAmount: string | null): Promise<SignupOutcome>;
 }
@@ -33,10 +34,12 @@ export interface SignupsOptions {
 }
 
 export function createSignups(app: FastifyInstance, { geolocator, consentVersion, signupBatch }: SignupsOptions): Signups {
-  const batcher = createSignupBatcher({ db: app.database.db, mail: app.mail, webhooks: app.webhooks, log: app.log, hooks: signupBatch });
+  const spender = solutionSpender(app.database.db);
+  const batcher = createSignupBatcher({ db: app.database.db, mail: app.mail, webhooks: app.webhooks, spender, log: app.log, hooks: signupBatch });
   // What both kinds of signup take from the app (each call adds its request's logger).
   const shared = {
     db: app.database.db,
+    spender,
     geolocator,
     mail: app.mail,
     webhooks: app.webhooks,
@@ -53,10 +56,10 @@ export function createSignups(app: FastifyInstance, { geolocator, consentVersion
       else if (!outcome.held) app.liveWaitlist.changed('rejoined');
       return outcome;
     },
-    async create(log, email, ip, attribution, held = null) {
+    async create(log, email, ip, attribution, verdict) {
       const deps = { ...shared, batcher, log, consentRecord: app.records.consentRecord };
-      const outcome = await signUp(deps, email, ip ?? undefined, attribution, held);
-      if (held) return outcome;
+      const outcome = await signUp(deps, email, ip ?? undefined, attribution, verdict);
+      if (outcome.heldFor) return outcome;
       // Committed: open admin pages get a new entry (an array push; sent in batches); a known
       // address signing up again changed an entry they may show (a held one changed nothing).
       if (outcome.created) app.liveWaitlist.signedUp(outcome.id);

@@ -153,6 +153,37 @@ describe.each(TEST_DIALECTS)('signup challenge (%s)', (dialect: TestDialect) => 
     expect(await entryOf(t, 'third@example.com')).toMatchObject({ status: 'held', held_reason: 'challenge_replayed' });
   });
 
+  it('a replayed solution for a known address: a joined one is the duplicate it was, a held one stays held', async () => {
+    const t = await app();
+    const solution = await solve(await fetchChallenge(t));
+    expect((await signUp(t, 'joined@example.com', solution)).statusCode).toBe(201);
+    const again = await signUp(t, 'joined@example.com', solution);
+    expect(again.statusCode).toBe(409);
+    expect((await signUp(t, 'waiting@example.com')).statusCode).toBe(201);
+    expect((await signUp(t, 'waiting@example.com', solution)).statusCode).toBe(201);
+    expect(await entryOf(t, 'waiting@example.com')).toMatchObject({ status: 'held', held_reason: 'challenge_missing' });
+  });
+
+  it('a batch that fails as a whole: each signup is retried alone and spends its solution with its entry, once', async () => {
+    let failures = 1;
+    const t = await createTestApp(CHALLENGE_ENV, {
+      dialect,
+      signupBatch: {
+        beforeCommit() {
+          if (failures-- > 0) throw new Error('this batch is refused');
+        },
+      },
+    });
+    cleanups.push(() => t.close());
+    const solution = await solve(await fetchChallenge(t));
+    const answers = await Promise.all([signUp(t, 'retry-a@example.com', solution), signUp(t, 'retry-b@example.com', solution)]);
+    expect(answers.map((a) => a.statusCode)).toEqual([201, 201]);
+    expect(failures).toBeLessThanOrEqual(0); // the refused batch happened
+    const entries = [(await entryOf(t, 'retry-a@example.com'))!, (await entryOf(t, 'retry-b@example.com'))!];
+    expect(entries.map((e) => [e.status, e.held_reason]).sort()).toEqual([['held', 'challenge_replayed'], ['joined', null]]);
+    expect(await t.app.database.db.selectFrom('signup_challenges_spent').select('signature').execute()).toHaveLength(1);
+  });
+
   it('never brings a known address back: a duplicate stays a duplicate, a held one stays held until a solved signup', async () => {
     const t = await app();
     expect((await signUp(t, 'known@example.com', await solve(await fetchChallenge(t)))).statusCode).toBe(201);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { spentChallenges } from '../../../src/server/challenge/spent.js';
+import { solutionSpender } from '../../../src/server/challenge/spent.js';
 import {
   openTestDatabase,
   TEST_DIALECTS,
@@ -7,7 +7,7 @@ import {
   type TestDialect,
 } from '../../support/databases.js';
 
-/** The spent-challenge store (challenge/spent.ts): each solution is good once; expired ones are purged. */
+/** The spent-solution store (challenge/spent.ts): each solution is good once, in the caller's transaction; expired ones are purged. */
 describe.each(TEST_DIALECTS)(
   'spent challenges (%s)',
   (dialect: TestDialect) => {
@@ -26,53 +26,49 @@ describe.each(TEST_DIALECTS)(
           .execute()
       ).map((r) => [r.signature, Number(r.expires_at)]);
 
-    it('spends a solution once, whether repeated in one write, in a later one, or in a write beside another', async () => {
+    it('spends a solution once, whether repeated in one call or in a later one, and only if its transaction commits', async () => {
       t = await openTestDatabase(dialect);
-      const spent = spentChallenges(t.handle.db);
-      const expires = Math.floor(Date.now() / 1000) + 600;
-      // One turn of the event loop: one write; the repeat in it is refused.
-      expect(
-        await Promise.all([
-          spent.spend('a', expires),
-          spent.spend('b', expires),
-          spent.spend('a', expires),
-        ]),
-      ).toEqual([true, true, false]);
-      expect(await spent.spend('b', expires)).toBe(false);
-      // Spends that arrive while a write is under way: their own write, after it.
-      const first = spent.spend('c', expires);
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(
-        await Promise.all([
-          first,
-          spent.spend('c', expires),
-          spent.spend('d', expires),
-        ]),
-      ).toEqual([true, false, true]);
+      const db = t.handle.db;
+      const spender = solutionSpender(db);
+      const expiresAt = Math.floor(Date.now() / 1000) + 600;
+      const s = (signature: string) => ({ signature, expiresAt });
+      const spend = (...signatures: string[]) => db.transaction().execute((trx) => spender.spend(trx, signatures.map(s)));
+      expect(await spend('a', 'b', 'a')).toEqual([true, true, false]);
+      expect(await spend('b', 'c')).toEqual([false, true]);
+      // Rolled back: not spent.
+      await expect(
+        db.transaction().execute(async (trx) => {
+          expect(await spender.spend(trx, [s('d')])).toEqual([true]);
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      expect(await spend('d')).toEqual([true]);
       expect(await rows()).toEqual([
-        ['a', expires],
-        ['b', expires],
-        ['c', expires],
-        ['d', expires],
+        ['a', expiresAt],
+        ['b', expiresAt],
+        ['c', expiresAt],
+        ['d', expiresAt],
       ]);
     });
 
-    it('deletes the expired solutions, at most once a minute, with a write', async () => {
+    it('deletes the expired solutions, at most once a minute, with a spend', async () => {
       t = await openTestDatabase(dialect);
+      const db = t.handle.db;
       let now = Date.parse('2026-12-01T10:00:00Z');
-      const spent = spentChallenges(t.handle.db, () => now);
+      const spender = solutionSpender(db, () => now);
+      const spend = (signature: string, expiresAt: number) => db.transaction().execute((trx) => spender.spend(trx, [{ signature, expiresAt }]));
       const second = Math.floor(now / 1000);
-      expect(await spent.spend('old', second + 30)).toBe(true);
-      expect(await spent.spend('new', second + 600)).toBe(true);
+      expect(await spend('old', second + 30)).toEqual([true]);
+      expect(await spend('new', second + 600)).toEqual([true]);
       now += 59_000;
-      expect(await spent.spend('later', second + 600)).toBe(true);
+      expect(await spend('later', second + 600)).toEqual([true]);
       expect((await rows()).map(([signature]) => signature)).toEqual([
         'later',
         'new',
         'old',
       ]);
-      now += 2_000; // 61 s after the first write's purge: 'old' expired 31 s ago
-      expect(await spent.spend('last', second + 600)).toBe(true);
+      now += 2_000; // 61 s after the first spend's purge: 'old' expired 31 s ago
+      expect(await spend('last', second + 600)).toEqual([true]);
       expect((await rows()).map(([signature]) => signature)).toEqual([
         'last',
         'later',

@@ -106,6 +106,27 @@ describe.each(TEST_DIALECTS)('migrations (%s)', (dialect: TestDialect) => {
     await expect(handle.db.updateTable('admin_users').set({ role: 'root' as never }).where('email', '=', 'third@example.com').execute()).rejects.toThrow();
   });
 
+  it('spent challenges keyed by expiry: the spent rows are kept, a repeat still conflicts, and down restores the signature key', async () => {
+    const { open } = await emptyDatabase();
+    const handle = open();
+    const migrations = Object.entries(MIGRATIONS);
+    await migrateToLatest(handle.db, Object.fromEntries(migrations.filter(([name]) => name < '2026-11-29T1000')));
+    await sql`INSERT INTO signup_challenges_spent (signature, expires_at) VALUES ('b', 20), ('a', 10)`.execute(handle.db);
+    expect(await migrateToLatest(handle.db)).toEqual(['2026-11-29T1000-spent-challenges-by-expiry']);
+    const rows = async () => (await sql<{ signature: string; expires_at: number | string }>`SELECT * FROM signup_challenges_spent ORDER BY signature`.execute(handle.db)).rows.map((r) => [r.signature, Number(r.expires_at)]);
+    expect(await rows()).toEqual([['a', 10], ['b', 20]]);
+    // One b-tree, expiry first (the expiry index is gone).
+    const indexes = dialect === 'postgres'
+      ? (await sql<{ d: string }>`SELECT indexdef AS d FROM pg_indexes WHERE tablename = 'signup_challenges_spent'`.execute(handle.db)).rows.map((r) => r.d.replace(/^.*USING btree /, ''))
+      : (await sql<{ d: string }>`SELECT sql AS d FROM sqlite_master WHERE tbl_name = 'signup_challenges_spent'`.execute(handle.db)).rows.map((r) => r.d.replace(/^.*PRIMARY KEY /, ''));
+    expect(indexes).toEqual([dialect === 'postgres' ? '(expires_at, signature)' : '(expires_at, signature)) WITHOUT ROWID']);
+    await expect(sql`INSERT INTO signup_challenges_spent (expires_at, signature) VALUES (10, 'a')`.execute(handle.db)).rejects.toThrow();
+    const down = MIGRATIONS['2026-11-29T1000-spent-challenges-by-expiry']!.down!;
+    await down(handle.db);
+    expect(await rows()).toEqual([['a', 10], ['b', 20]]);
+    await expect(sql`INSERT INTO signup_challenges_spent (signature, expires_at) VALUES ('a', 99)`.execute(handle.db)).rejects.toThrow();
+  });
+
   it('a failed migration on a fresh database leaves it empty', async () => {
     const { open } = await emptyDatabase();
     const handle = open();

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, rawSqliteOf, type DatabaseHandle } from '../../../src/server/db/database.js';
 import { countingGeolocator } from '../../support/geolocators.js';
 import { findWaitlistEntryByEmail } from '../../../src/server/db/waitlist-entries.js';
-import { signupBatchCommitter, type SignupWrite } from '../../../src/server/signup/repository.js';
+import { signupBatchCommitter, type SignupWrite, type WriteResult } from '../../../src/server/signup/repository.js';
+import { solutionSpender, type Solution } from '../../../src/server/challenge/index.js';
 import { suppressionHash } from '../../../src/server/consent/suppression.js';
 import { NO_CONSENT_RECORD, type WaitlistEntry } from '../../../src/shared/waitlist/entry.js';
 import { NO_ATTRIBUTION } from '../../../src/shared/waitlist/attribution.js';
@@ -319,30 +320,33 @@ describe.each(TEST_DIALECTS)('signup group commit (%s)', (dialect: TestDialect) 
       consent_version: 'v1',
     });
     const hashed: string[] = [];
-    const write = (email: string): SignupWrite => ({
+    const write = (email: string, solution: Solution | null = null): SignupWrite => ({
       entry: entry(email),
       suppressionHash: () => {
         hashed.push(email);
         return suppressionHash(t.app.secretBox, email);
       },
+      solution,
     });
-    const commit = signupBatchCommitter(db);
+    const commit = signupBatchCommitter(db, solutionSpender(db));
+    const flags = (results: readonly WriteResult[]) => results.map((r) => r.inserted);
     await insertEntry(t, 'known@example.com');
 
     // Nothing suppressed: SQLite does not even compute the hashes.
-    expect(await commit([write('first@example.com')], async () => {})).toEqual([true]);
+    expect(await commit([write('first@example.com')], async () => {})).toEqual([{ inserted: true, replayed: false }]);
     expect(hashed).toEqual(dialect === 'sqlite' ? [] : ['first@example.com']);
 
     await db.insertInto('waitlist_suppressions').values({ email_hash: suppressionHash(t.app.secretBox, 'erased@example.com'), reason: 'erased', created_at: new Date().toISOString() }).execute();
     const writes = [write('zed@example.com'), write('erased@example.com'), write('Known@example.com'), write('zed@example.com'), write('abe@example.com')];
-    let seen: readonly boolean[] = [];
-    const inserted = await commit(writes, async (_trx, flags) => {
-      seen = flags;
+    let seen: readonly WriteResult[] = [];
+    const results = await commit(writes, async (_trx, given) => {
+      seen = given;
       expect(await findWaitlistEntryByEmail(other.db, 'zed@example.com')).toBeUndefined(); // not committed yet
     });
     // The erased address is not stored (issue 28: it comes back only through the link e-mailed to it).
-    expect(inserted).toEqual([true, false, false, false, true]);
-    expect(seen).toEqual(inserted);
+    expect(flags(results)).toEqual([true, false, false, false, true]);
+    expect(results.every((r) => !r.replayed)).toBe(true);
+    expect(seen).toEqual(results);
     const zed = await findWaitlistEntryByEmail(other.db, 'zed@example.com');
     expect(zed).toEqual({ ...writes[0]!.entry, created_at: zed!.created_at });
     expect(Date.parse(zed!.created_at)).toBe(Date.parse(writes[0]!.entry.created_at));
@@ -356,7 +360,46 @@ describe.each(TEST_DIALECTS)('signup group commit (%s)', (dialect: TestDialect) 
       }),
     ).rejects.toThrow('refused');
     expect(await findWaitlistEntryByEmail(other.db, 'rolled-back@example.com')).toBeUndefined();
-    expect(await commit([write('rolled-back@example.com')], async () => {})).toEqual([true]);
+    expect(flags(await commit([write('rolled-back@example.com')], async () => {}))).toEqual([true]);
+  });
+
+  it('the batch transaction spends the signups\' solutions: a repeat or one spent before is stored held, all or nothing', async () => {
+    const { t } = await startApp(dialect);
+    const db = t.app.database.db;
+    const commit = signupBatchCommitter(db, solutionSpender(db));
+    const expiresAt = Math.floor(Date.now() / 1000) + 600;
+    const solution = (signature: string): Solution => ({ signature, expiresAt });
+    const write = (email: string, s: Solution | null): SignupWrite => ({
+      entry: { id: crypto.randomUUID(), email, created_at: new Date().toISOString(), ip_address: null, country: null, city: null, region: null, ...NO_CONSENT_RECORD, ...NO_ATTRIBUTION, consent_version: 'v1' },
+      suppressionHash: () => suppressionHash(t.app.secretBox, email),
+      solution: s,
+    });
+    const spent = async () => (await db.selectFrom('signup_challenges_spent').select('signature').orderBy('signature').execute()).map((r) => r.signature);
+    await insertEntry(t, 'known@example.com');
+
+    // A failure before the commit spends nothing.
+    await expect(commit([write('rolled-back@example.com', solution('r'))], async () => { throw new Error('refused'); })).rejects.toThrow('refused');
+    expect(await spent()).toEqual([]);
+
+    const first = await commit([write('a@example.com', solution('s1')), write('b@example.com', solution('s1')), write('known@example.com', solution('s2')), write('c@example.com', null)], async () => {});
+    expect(first).toEqual([
+      { inserted: true, replayed: false },
+      { inserted: true, replayed: true }, // the same solution again in the batch: stored held
+      { inserted: false, replayed: false }, // a known address: not stored, its solution spent all the same
+      { inserted: true, replayed: false },
+    ]);
+    const again = await commit([write('d@example.com', solution('s2')), write('e@example.com', solution('r'))], async () => {});
+    expect(again).toEqual([{ inserted: true, replayed: true }, { inserted: true, replayed: false }]);
+    expect(await spent()).toEqual(['r', 's1', 's2']);
+    const status = async (email: string) => {
+      const e = await findWaitlistEntryByEmail(db, email);
+      return [e?.status, e?.held_reason];
+    };
+    expect(await status('a@example.com')).toEqual(['joined', null]);
+    expect(await status('b@example.com')).toEqual(['held', 'challenge_replayed']);
+    expect(await status('c@example.com')).toEqual(['joined', null]);
+    expect(await status('d@example.com')).toEqual(['held', 'challenge_replayed']);
+    expect(await status('e@example.com')).toEqual(['joined', null]);
   });
 });
 
