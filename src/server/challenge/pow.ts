@@ -11,7 +11,7 @@ import { CHALLENGE_ALGORITHM, type SignupChallenge } from '../../shared/waitlist
  * carrying the expiry (`…?expires=<unix seconds>&`), and sends SHA-256(salt + number) with its HMAC
  * under a key only the server has; the browser finds the number by trying them all, and sends
  * back the challenge with the number (base64 JSON, the `altcha` field). The signature makes the
- * challenge the server's own and the expiry unforgeable; the spent store (spent.ts) makes each
+ * challenge the server's own and the expiry unforgeable; the spent list (spent.ts) makes each
  * challenge good for one signup, across instances.
  */
 
@@ -35,7 +35,7 @@ export function challengeIssuer(box: Pick<SecretBox, 'hmac'>, config: Pick<Chall
   };
 }
 
-/** A solution that verifies: its signature (the challenge's identity, for the spent store) and when it expires (Unix seconds). */
+/** A solution that verifies: its signature (the challenge's identity, for the spent list) and when it expires (Unix seconds). */
 export type VerifiedSolution = { ok: true; signature: string; expiresAt: number } | { ok: false; reason: HeldReason };
 
 /** The longest `altcha` value read: a real one is about 300 characters. */

@@ -16,11 +16,13 @@ export interface Solution {
  * signature and appended to in expiry order (migration 2026-11-29T1000), decides: of two signups
  * with the same solution, at once on two instances or not, exactly one inserts the row.
  *
- * A solution is spent in the transaction that stores the signup it admits (the group commit's, or
- * the signup's own): one commit for both, so a signup never spends a solution without being stored
- * nor is stored without spending it, and the spent rows cost no transaction of their own (on SQLite
- * a commit of its own per turn of the event loop cost about a third of the signups/s, issue 28).
- * Expired rows are deleted at most once a minute, by one of those transactions.
+ * A solution is spent by the write that stores the signup it admits (decision 071): in the group
+ * commit's transaction on SQLite, by a statement just before the batch's insert on PostgreSQL (which
+ * gives the solutions back if that insert fails, see giveBack), in a signup's own transaction when it
+ * is written alone. So a signup is never stored without spending its solution, and the spent rows
+ * cost no commit of their own (on SQLite a commit of its own per turn of the event loop cost about a
+ * third of the signups/s, issue 28). A known address's solution is spent all the same. Expired rows
+ * are deleted at most once a minute, by one of those writes.
  */
 export interface SolutionSpender {
   /**
@@ -28,6 +30,8 @@ export interface SolutionSpender {
    * solution this call spent, false for one spent before (on any instance) or earlier in the list.
    */
   spend(trx: Kysely<Database>, solutions: readonly Solution[]): Promise<boolean[]>;
+  /** Deletes the rows of solutions spent by a statement of their own whose signups were then not written (PostgreSQL's batch). */
+  giveBack(db: Kysely<Database>, solutions: readonly Solution[]): Promise<void>;
 }
 
 const PURGE_INTERVAL_MS = 60_000;
@@ -52,6 +56,7 @@ export function solutionSpender(db: Kysely<Database>, now: () => number = Date.n
   if (sqlite) {
     let statements: { insert: SQLite.Statement; purge: SQLite.Statement } | undefined;
     return {
+      giveBack: (trx, solutions) => giveBack(trx, solutions),
       async spend(_trx, solutions) {
         const s = (statements ??= {
           insert: sqlite.prepare('INSERT INTO signup_challenges_spent (expires_at, signature) VALUES (?, ?) ON CONFLICT DO NOTHING'),
@@ -66,11 +71,13 @@ export function solutionSpender(db: Kysely<Database>, now: () => number = Date.n
     };
   }
   return {
+    giveBack: (trx, solutions) => giveBack(trx, solutions),
     async spend(trx, solutions) {
-      // The same solution twice in the list: the first one counts.
+      // The same solution twice in the list: the first one counts. In key order, so that two
+      // instances spending overlapping solutions lock them in the same order (no deadlock).
       const firsts = new Map<string, Solution>();
       for (const s of solutions) if (!firsts.has(s.signature)) firsts.set(s.signature, s);
-      const unique = [...firsts.values()];
+      const unique = [...firsts.values()].sort((a, b) => a.expiresAt - b.expiresAt || (a.signature < b.signature ? -1 : a.signature > b.signature ? 1 : 0));
       const fresh = new Set<string>();
       for (let i = 0; i < unique.length; i += MAX_ROWS) {
         const rows = await trx
@@ -87,4 +94,14 @@ export function solutionSpender(db: Kysely<Database>, now: () => number = Date.n
       return solutions.map((s) => fresh.delete(s.signature));
     },
   };
+}
+
+async function giveBack(db: Kysely<Database>, solutions: readonly Solution[]): Promise<void> {
+  for (let i = 0; i < solutions.length; i += MAX_ROWS) {
+    const rows = solutions.slice(i, i + MAX_ROWS);
+    await db
+      .deleteFrom('signup_challenges_spent')
+      .where((eb) => eb.or(rows.map((s) => eb.and([eb('expires_at', '=', s.expiresAt), eb('signature', '=', s.signature)]))))
+      .execute();
+  }
 }

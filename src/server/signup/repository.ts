@@ -157,14 +157,22 @@ export function signupBatchCommitter(db: Db, spender: SolutionSpender): SignupBa
   const write = async (executor: Db, writes: readonly SignupWrite[], beforeCommit?: Parameters<SignupBatchCommit>[1]) => {
     const replayed = await replayedOf(executor, spender, writes);
     const entries = writes.map((w, i) => storedEntry(w, replayed[i]));
-    const inserted = await insertBatchPostgres(executor, writes.map((w, i) => ({ ...w, entry: entries[i]! })));
+    let inserted: boolean[];
+    try {
+      inserted = await insertBatchPostgres(executor, writes.map((w, i) => ({ ...w, entry: entries[i]! })));
+    } catch (err) {
+      // Outside a transaction the spend has committed: give the batch's solutions back, so that its
+      // signups, retried one by one (service.ts), spend them again instead of being held as replays.
+      // (If that fails too the database is failing: those signups are answered 503 or held.)
+      if (!executor.isTransaction) await spender.giveBack(executor, writes.flatMap((w, i) => (w.solution && !replayed[i] ? [w.solution] : []))).catch(() => undefined);
+      throw err;
+    }
     const results = inserted.map((ok, i) => ({ inserted: ok, replayed: replayed[i]! }));
     await beforeCommit?.(executor, results, entries);
     return results;
   };
   // Without beforeCommit, no transaction: the solutions' spend and the insert are a statement (and
-  // a round trip) each, where BEGIN … COMMIT around them would make four. A batch that fails after
-  // its spend leaves those solutions spent: the form never sends one twice (web/waitlist/challenge.ts).
+  // a round trip) each, where BEGIN … COMMIT around them would make four.
   return (writes, beforeCommit) => (beforeCommit ? db.transaction().execute((trx) => write(trx, writes, beforeCommit)) : write(db, writes));
 }
 

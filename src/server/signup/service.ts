@@ -69,7 +69,7 @@ export interface SignupOutcome {
   id: string;
   status: SignupStatus;
   created: boolean;
-  /** An erased or unsubscribed address held (consent/restore.ts): nothing changed, nothing to announce. */
+  /** An erased or unsubscribed address held (consent/restore.ts): nothing changed, nothing to announce. (Not `heldFor`, a signup held for its proof of work.) */
   held?: true;
   /**
    * Held for its proof of work (SIGNUP_CHALLENGE=proof-of-work: none, invalid, expired, or a solution

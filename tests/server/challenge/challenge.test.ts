@@ -207,6 +207,23 @@ describe.each(TEST_DIALECTS)('signup challenge (%s)', (dialect: TestDialect) => 
     expect(over.headers['retry-after']).toBeDefined();
   });
 
+  it('a solution replayed in the same batch or a later one: stored held, sent no confirmation, answered as any signup', async () => {
+    const smtp = await startTestSmtp(cleanups);
+    const { t } = await createAdminTestApp({ ...mailEnv(smtp.url), ...CHALLENGE_ENV, SIGNUP_CONFIRMATION: 'required' }, { dialect, mailWorker: { pollIntervalMs: 3_600_000 } });
+    cleanups.push(() => t.close());
+    const solution = await solve(await fetchChallenge(t));
+    const twins = await Promise.all([signUp(t, 'twin-a@example.com', solution), signUp(t, 'twin-b@example.com', solution)]);
+    expect(twins.map((a) => a.json())).toEqual([{ status: 'pending' }, { status: 'pending' }]);
+    expect((await signUp(t, 'later@example.com', solution)).json()).toEqual({ status: 'pending' });
+    const queued = (await t.app.database.db.selectFrom('mail_outbox').select('to_address').execute()).map((r) => r.to_address);
+    expect(queued).toHaveLength(1);
+    expect(['twin-a@example.com', 'twin-b@example.com']).toContain(queued[0]);
+    for (const email of ['twin-a@example.com', 'twin-b@example.com', 'later@example.com'].filter((e) => e !== queued[0])) {
+      expect(await entryOf(t, email)).toMatchObject({ status: 'held', held_reason: 'challenge_replayed', confirmation_sent_at: null });
+    }
+    expect(await entryOf(t, queued[0]!)).toMatchObject({ status: 'pending', held_reason: null });
+  });
+
   it('sends a held signup no e-mail; the admin filters Held, approves (confirmation sent) and rejects, audited', async () => {
     const smtp = await startTestSmtp(cleanups);
     const { t, token } = await createAdminTestApp(

@@ -117,14 +117,17 @@ describe.each(TEST_DIALECTS)('migrations (%s)', (dialect: TestDialect) => {
     expect(await rows()).toEqual([['a', 10], ['b', 20]]);
     // One b-tree, expiry first (the expiry index is gone).
     const indexes = dialect === 'postgres'
-      ? (await sql<{ d: string }>`SELECT indexdef AS d FROM pg_indexes WHERE tablename = 'signup_challenges_spent'`.execute(handle.db)).rows.map((r) => r.d.replace(/^.*USING btree /, ''))
+      ? (await sql<{ d: string }>`SELECT indexdef AS d FROM pg_indexes WHERE tablename = 'signup_challenges_spent'`.execute(handle.db)).rows.map((r) => r.d.replace(/^CREATE UNIQUE INDEX (\w+) ON .* USING btree /, '$1 '))
       : (await sql<{ d: string }>`SELECT sql AS d FROM sqlite_master WHERE tbl_name = 'signup_challenges_spent'`.execute(handle.db)).rows.map((r) => r.d.replace(/^.*PRIMARY KEY /, ''));
-    expect(indexes).toEqual([dialect === 'postgres' ? '(expires_at, signature)' : '(expires_at, signature)) WITHOUT ROWID']);
+    expect(indexes).toEqual([dialect === 'postgres' ? 'signup_challenges_spent_pkey (expires_at, signature)' : '(expires_at, signature)) WITHOUT ROWID']);
     await expect(sql`INSERT INTO signup_challenges_spent (expires_at, signature) VALUES (10, 'a')`.execute(handle.db)).rejects.toThrow();
     const down = MIGRATIONS['2026-11-29T1000-spent-challenges-by-expiry']!.down!;
     await down(handle.db);
     expect(await rows()).toEqual([['a', 10], ['b', 20]]);
     await expect(sql`INSERT INTO signup_challenges_spent (signature, expires_at) VALUES ('a', 99)`.execute(handle.db)).rejects.toThrow();
+    // And up again after down.
+    await MIGRATIONS['2026-11-29T1000-spent-challenges-by-expiry']!.up(handle.db);
+    expect(await rows()).toEqual([['a', 10], ['b', 20]]);
   });
 
   it('a failed migration on a fresh database leaves it empty', async () => {

@@ -391,6 +391,17 @@ describe.each(TEST_DIALECTS)('signup group commit (%s)', (dialect: TestDialect) 
     const again = await commit([write('d@example.com', solution('s2')), write('e@example.com', solution('r'))], async () => {});
     expect(again).toEqual([{ inserted: true, replayed: true }, { inserted: true, replayed: false }]);
     expect(await spent()).toEqual(['r', 's1', 's2']);
+    // An insert that fails after the spend (no transaction on PostgreSQL without beforeCommit): the
+    // batch's solutions are given back, so its signups retried alone spend them again.
+    if (dialect === 'postgres') {
+      await sql`CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.email = 'boom@example.com' THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$`.execute(db);
+      await sql`CREATE TRIGGER refuse_boom BEFORE INSERT ON waitlist FOR EACH ROW EXECUTE FUNCTION refuse_boom()`.execute(db);
+    } else {
+      await sql`CREATE TRIGGER refuse_boom BEFORE INSERT ON waitlist WHEN NEW.email = 'boom@example.com' BEGIN SELECT RAISE(ABORT, 'boom'); END`.execute(db);
+    }
+    await expect(commit([write('fine@example.com', solution('f')), write('boom@example.com', solution('b'))])).rejects.toThrow('boom');
+    expect(await spent()).toEqual(['r', 's1', 's2']);
+    expect(await findWaitlistEntryByEmail(db, 'fine@example.com')).toBeUndefined();
     const status = async (email: string) => {
       const e = await findWaitlistEntryByEmail(db, email);
       return [e?.status, e?.held_reason];
