@@ -56,7 +56,7 @@ export function solutionSpender(db: Kysely<Database>, now: () => number = Date.n
   if (sqlite) {
     let statements: { insert: SQLite.Statement; purge: SQLite.Statement } | undefined;
     return {
-      giveBack: (trx, solutions) => giveBack(trx, solutions),
+      giveBack,
       async spend(_trx, solutions) {
         const s = (statements ??= {
           insert: sqlite.prepare('INSERT INTO signup_challenges_spent (expires_at, signature) VALUES (?, ?) ON CONFLICT DO NOTHING'),
@@ -71,7 +71,7 @@ export function solutionSpender(db: Kysely<Database>, now: () => number = Date.n
     };
   }
   return {
-    giveBack: (trx, solutions) => giveBack(trx, solutions),
+    giveBack,
     async spend(trx, solutions) {
       // The same solution twice in the list: the first one counts. In key order, so that two
       // instances spending overlapping solutions lock them in the same order (no deadlock).

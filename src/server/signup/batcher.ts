@@ -96,14 +96,14 @@ export function createSignupBatcher(options: SignupBatcherOptions): SignupBatche
     // Without e-mail, webhooks or a hook the batch is its writes alone (on PostgreSQL without solutions: one statement, one round trip).
     if (!hooks?.beforeCommit && !events && !items.some((item) => item.mail)) return commit(items);
     return commit(items, async (trx, results, entries) => {
-      // A held signup (no valid solution, or one replayed) is no signup yet: no e-mail, and its event comes when an admin approves it.
-      const created = entries.filter((entry, i) => results[i]!.inserted && entry.status !== 'held');
-      const messages: TemplatedMessage[] = [];
-      items.forEach((item, i) => {
-        if (results[i]!.inserted && !results[i]!.replayed && item.mail) messages.push(item.mail);
-      });
+      // A held entry (no valid solution, or one replayed) is no signup yet: no e-mail, and its event comes when an admin approves it.
+      const isCreated = (i: number) => results[i]!.inserted && entries[i]!.status !== 'held';
+      const messages: TemplatedMessage[] = items.flatMap((item, i) => (item.mail && isCreated(i) ? [item.mail] : []));
       if (messages.length > 0) await mail.enqueueMany(trx, messages);
-      if (events && created.length > 0) await webhooks.enqueue(trx, created.map((entry) => webhookEvents.signupCreated(entry)));
+      if (events) {
+        const created = entries.filter((_, i) => isCreated(i));
+        if (created.length > 0) await webhooks.enqueue(trx, created.map((entry) => webhookEvents.signupCreated(entry)));
+      }
       await hooks?.beforeCommit?.(items.length);
     });
   };

@@ -23,10 +23,9 @@ import {
 } from '../consent/index.js';
 import { lockWaitlistEntry, updateEntryConsent } from '../db/waitlist-entries.js';
 import { webhookEvents, type WebhookQueue } from '../webhooks/index.js';
-import { insertSignup } from './repository.js';
+import { insertSignup, type WriteResult } from './repository.js';
 import { newEntryId } from './entry-id.js';
 import type { SignupBatchItem, SignupBatcher } from './batcher.js';
-import type { WriteResult } from './repository.js';
 
 export function signupError(code: SignupErrorCode): HttpError {
   const { status, message } = SIGNUP_ERRORS[code];
@@ -204,7 +203,7 @@ export async function signUp(
       // A new address takes the group commit, as a proven signup does: a flood of unproven ones (a
       // script's) must not each wait on a commit of its own. One the batch did not insert (known,
       // suppressed) is handled alone below.
-      if (deps.batcher && (await submitted(deps.batcher, { entry: heldEntry(entry, held), suppressionHash: hash, mail: null }))?.inserted) return { ...joined, heldFor: held };
+      if (deps.batcher && (await submitted(deps.batcher, { entry: heldEntry(entry, held), suppressionHash: hash, mail: null }))?.inserted) return heldOutcome(joined, held, 'held');
       return heldOutcome(joined, held, await holdSignup(deps.db, deps.box, entry, held));
     }
     const { solution } = verdict;
