@@ -1,7 +1,7 @@
 import type { ChallengeConfig } from '../config.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { HeldReason } from '../../shared/waitlist/entry.js';
-import { challengeHmacKey, verifySignupSolution } from './pow.js';
+import { challengeHmacKey, solutionVerifier } from './pow.js';
 import type { Solution } from './spent.js';
 
 /**
@@ -19,9 +19,9 @@ export const NO_CHALLENGE: ChallengeVerdict = { held: null, solution: null };
 
 export function createSignupChallenge(box: Pick<SecretBox, 'hmac'>, config: ChallengeConfig): SignupChallengeCheck {
   if (config.mode === 'off') return () => NO_CHALLENGE;
-  const hmacKey = challengeHmacKey(box);
+  const verify = solutionVerifier(challengeHmacKey(box), config.maxNumber);
   return (value) => {
-    const verified = verifySignupSolution(value, hmacKey, config.maxNumber);
+    const verified = verify(value);
     if (!verified.ok) return { held: verified.reason };
     return { held: null, solution: { signature: verified.signature, expiresAt: verified.expiresAt } };
   };

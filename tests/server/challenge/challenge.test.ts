@@ -1,9 +1,10 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createChallenge, solveChallenge, verifySolution } from 'altcha-lib/v1';
 import { buildApp } from '../../../src/server/app.js';
 import { listAudit } from '../../../src/server/audit/audit-log.js';
 import { loadConfig } from '../../../src/server/config.js';
-import { challengeIssuer, verifySignupSolution } from '../../../src/server/challenge/pow.js';
+import { challengeIssuer, hmacSha256, solutionVerifier } from '../../../src/server/challenge/pow.js';
 import { ADMIN_HELD_APPROVE_PATH, ADMIN_HELD_REJECT_PATH } from '../../../src/shared/admin/held-api.js';
 import { ADMIN_WAITLIST_PATH, waitlistPageSchema } from '../../../src/shared/admin/waitlist-api.js';
 import { CHALLENGE_FIELD, CHALLENGE_PATH, type SignupChallenge } from '../../../src/shared/waitlist/challenge-contract.js';
@@ -53,6 +54,8 @@ async function entryOf(t: TestApp, email: string) {
 describe('signup challenge verification', () => {
   it("agrees with altcha-lib's verifySolution on good, wrong, forged and foreign solutions", async () => {
     const key = 'k'.repeat(64);
+    const verify = solutionVerifier(key, 1000);
+    const verifyForeign = solutionVerifier('another key', 1000);
     const encode = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64');
     for (let i = 0; i < 10; i++) {
       const c = await createChallenge({ hmacKey: key, maxnumber: 1000, expires: new Date(Date.now() + 60_000) });
@@ -60,10 +63,42 @@ describe('signup challenge verification', () => {
       const good = { algorithm: c.algorithm, challenge: c.challenge, number, salt: c.salt, signature: c.signature };
       const cases = [good, { ...good, number: number + 1 }, { ...good, signature: 'b'.repeat(64) }, { ...good, salt: `${good.salt}x` }];
       for (const payload of cases) {
-        expect(verifySignupSolution(encode(payload), key, 1000).ok).toBe(await verifySolution(payload, key, true));
-        expect(verifySignupSolution(encode(payload), 'another key', 1000).ok).toBe(false);
+        expect(verify(encode(payload)).ok).toBe(await verifySolution(payload, key, true));
+        expect(verifyForeign(encode(payload)).ok).toBe(false);
       }
     }
+  });
+
+  it("issues challenges that altcha-lib's solver solves and its verifySolution accepts, under this server's key only", async () => {
+    const box = { hmac: (text: string, context: string) => `${context}/${text}`.repeat(3) };
+    const issuer = challengeIssuer(box, { maxNumber: 1000, ttlSeconds: 600 });
+    const key = 'signup challenge hmac key v1/altcha'.repeat(3);
+    const numbers = new Set<number>();
+    for (let i = 0; i < 20; i++) {
+      const c = issuer.issue(new Date('2026-11-28T12:00:00Z'));
+      expect(c).toMatchObject({ algorithm: 'SHA-256', maxnumber: 1000 });
+      expect(c.salt).toMatch(/^[0-9a-f]{24}\?expires=1795867800&$/);
+      const number = (await solveChallenge(c.challenge, c.salt, c.algorithm, c.maxnumber).promise)!.number;
+      expect(number).toBeGreaterThanOrEqual(1);
+      expect(number).toBeLessThanOrEqual(1000);
+      numbers.add(number);
+      const payload = { algorithm: c.algorithm, challenge: c.challenge, number, salt: c.salt, signature: c.signature };
+      expect(await verifySolution(payload, key, false)).toBe(true);
+      expect(await verifySolution(payload, 'another key', false)).toBe(false);
+    }
+    expect(numbers.size).toBeGreaterThan(10);
+  });
+
+  it('signs as createHmac does, for keys shorter than, as long as and longer than the block', () => {
+    for (const length of [0, 1, 32, 63, 64, 65, 100, 200]) {
+      const key = randomBytes(length).toString('latin1').slice(0, length) + 'é';
+      const sign = hmacSha256(key);
+      for (let i = 0; i < 20; i++) {
+        const challenge = randomBytes(32).toString('hex');
+        expect(sign(challenge)).toBe(createHmac('sha256', key).update(challenge).digest('hex'));
+      }
+    }
+    expect(() => hmacSha256('k')('short')).toThrow();
   });
 });
 
@@ -110,7 +145,7 @@ describe.each(TEST_DIALECTS)('signup challenge (%s)', (dialect: TestDialect) => 
     expect((await signUp(t, 'garbage@example.com', 'not base64 json')).statusCode).toBe(201);
 
     // A challenge of this server, issued 11 minutes ago (the default lifetime is 10).
-    const old = await challengeIssuer(t.app.secretBox, t.config.challenge).issue(new Date(Date.now() - 11 * 60_000));
+    const old = challengeIssuer(t.app.secretBox, t.config.challenge).issue(new Date(Date.now() - 11 * 60_000));
     expect((await signUp(t, 'late@example.com', await solve(old))).statusCode).toBe(201);
 
     expect(await entryOf(t, 'script@example.com')).toMatchObject({ status: 'held', held_reason: 'challenge_missing' });
