@@ -39,7 +39,7 @@
  *
  * The difficulty is the config's minimum, SIGNUP_CHALLENGE_MAX_NUMBER=1000 (default 50,000), so
  * solving the pool takes seconds, not minutes. The server's cost per signup does not depend on it:
- * a solution is checked (src/server/challenge/pow.ts verifySignupSolution, as altcha-lib's
+ * a solution is checked (src/server/challenge/pow.ts solutionVerifier, as altcha-lib's
  * verifySolution in node_modules/altcha-lib/dist/esm/v1/index.js, which calls createChallenge with
  * the sent number) with one SHA-256 of salt + number and one HMAC of the challenge, whatever the
  * maxnumber (only compared with the number); salt + number fit one SHA-256 block either way, and the
@@ -109,7 +109,7 @@ import { printChecksComparison, printOpenTable, printTable, summarize, type Open
 import { databaseSpecs, fmt, GENERATOR_SOURCES, gitDescription, numberOption, otherStatuses, prepareTarget, removeWorkDir, startGenerator, type Generator, type Target } from './lib/harness.js';
 import { sqliteCommitRate } from './lib/disk.js';
 import { refusedSignIns } from './lib/refused-sign-ins.js';
-import { cpuPressure, fileSystemType, machineDescription, memorySampler } from './lib/proc.js';
+import { cpuPressure, fileSystemType, machineDescription, memorySampler, waitForQuiet } from './lib/proc.js';
 import {
   BENCH_CHALLENGE_MAX_NUMBER,
   checksEnv,
@@ -209,7 +209,23 @@ const productSpecs: ProductSpec[] = options.checksCompare
 /** The client looping on refused sign-ins beside the product's phases (--refused-sign-ins), or null. */
 const refused = options.refusedSignIns ? refusedSignIns() : null;
 
+/** Every server started (a stopped one reads as idle), and how long phases waited for them to settle. */
+const serverPids = new Set<number>();
+const settling = { ms: 0, phases: 0, timedOut: 0 };
+
+/**
+ * Before a measured phase: no server still busy with the last one (a checkpoint, a collection, the
+ * challenges it issued) takes the cores from this one, as the phases follow each other in a fixed order.
+ */
+async function settle(): Promise<void> {
+  const waited = await waitForQuiet([...serverPids]);
+  settling.phases += 1;
+  if (waited === null) settling.timedOut += 1;
+  else settling.ms += waited;
+}
+
 async function phase(generator: Generator, server: ServerProcess, sampler: Sampler, pg: PgSampler, seconds: number, record: boolean, withRefusedSignIns = false, challenge = false): Promise<Phase> {
+  await settle();
   if (withRefusedSignIns) refused?.start(server.port);
   const result = await withCpu(server, sampler, pg, () => generator.run(server.port, seconds, record, challenge));
   await refused?.stop();
@@ -255,11 +271,15 @@ function productEnv(databaseUrl: string, checks: Checks): NodeJS.ProcessEnv {
 }
 
 async function startProduct(target: Target, checks: Checks, nodeArgs: string[] = []): Promise<ServerProcess> {
-  return startServer({ name: `product (${target.label})`, nodeArgs: [...nodeArgs, mainJs], env: productEnv(target.databaseUrl, checks), port: await freePort(), cwd: options.root });
+  const server = await startServer({ name: `product (${target.label})`, nodeArgs: [...nodeArgs, mainJs], env: productEnv(target.databaseUrl, checks), port: await freePort(), cwd: options.root });
+  serverPids.add(server.pid);
+  return server;
 }
 
 async function startFloor(): Promise<ServerProcess> {
-  return startServer({ name: 'floor', nodeArgs: [path.join(jsDir, 'floor-server.js')], env: { ...process.env, NODE_ENV: 'production' }, port: await freePort(), cwd: jsDir });
+  const server = await startServer({ name: 'floor', nodeArgs: [path.join(jsDir, 'floor-server.js')], env: { ...process.env, NODE_ENV: 'production' }, port: await freePort(), cwd: jsDir });
+  serverPids.add(server.pid);
+  return server;
 }
 
 /** The product, the product beside a client looping on refused sign-ins (--refused-sign-ins), the floor. */
@@ -320,12 +340,18 @@ async function benchDatabase(generator: Generator, spec: string): Promise<{ rows
       const loaded = [...products.map((p) => ({ name: p.spec.name, server: p.server, memory: p.memory, pg: p.pg, product: p })), { name: 'floor', server: floor, memory: floorMemory, pg: null, product: null }];
       for (const { name, server, memory, pg, product } of loaded) {
         process.stdout.write(`, ${name} at ${fmt(options.rate)}/s for ${options.rateSeconds} s`);
+        await settle();
         const result = await withCpu(server, memory, pg, () => generator.open(server.port, options.rateSeconds, options.rate, product !== null, product?.pool != null));
         if (product?.pool) reportDry(product, 'the open loop', result.unsolved);
         openRows.push({ database: label, server: name, rate: options.rate, seconds: options.rateSeconds, result, serverCpuSeconds: result.serverCpuSeconds, postgres: result.postgres, peakRssMb: memory.peak / 2 ** 20, loadRssMb: memory.underLoad / 2 ** 20 });
       }
     }
     process.stdout.write(pressure === null ? '\n' : `; CPU pressure meanwhile ${pct(cpuPressure() ?? 0)}\n`);
+    console.log(
+      `${label}: before each of ${settling.phases} phases the servers were let settle (each under 5% of a core for 250 ms): ${fmt(settling.ms / 1000, 1)} s in all` +
+        (settling.timedOut > 0 ? `; ${settling.timedOut} started after 20 s with one still busy` : ''),
+    );
+    Object.assign(settling, { ms: 0, phases: 0, timedOut: 0 });
     for (const product of products) {
       const wal = walSizeMb(product.target);
       if (wal !== null) console.log(`${label}: ${product.spec.name}: the WAL file is ${fmt(wal, 1)} MB at the end of the load`);
@@ -392,11 +418,11 @@ async function profileDatabase(generator: Generator, spec: string, productSpec: 
       const expected = rate > 0 ? rate : ((warm.statuses['201'] ?? 0) / Math.max(warm.elapsed, 1e-9)) * POOL_MARGIN.round;
       await fillPool(generator, measuredProduct, Math.ceil(expected * options.profileSeconds) + options.connections);
     }
+    await settle();
     const from = Number(process.hrtime.bigint() / 1000n);
-    const measured =
-      rate > 0
-        ? await withCpu(product, memory, null, () => generator.open(product!.port, options.profileSeconds, rate, true, challenge))
-        : await phase(generator, product, memory, null, options.profileSeconds, true, false, challenge);
+    const measured = await withCpu(product, memory, null, () =>
+      rate > 0 ? generator.open(product!.port, options.profileSeconds, rate, true, challenge) : generator.run(product!.port, options.profileSeconds, true, challenge),
+    );
     const to = Number(process.hrtime.bigint() / 1000n);
     if (challenge) reportDry(measuredProduct, 'the profiled load', measured.unsolved);
     memory.stop();

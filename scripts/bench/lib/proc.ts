@@ -192,3 +192,23 @@ export function postgresCpuSampler(database: string, intervalMs = 200) {
     },
   };
 }
+
+/**
+ * Waits until each process uses less than `share` of a core over a `windowMs` window (at most
+ * `maxMs`): a measured phase then starts with no other server still busy with the last one (its
+ * WAL checkpoint, a collection, challenges it issued) on the cores it shares. Resolves to the
+ * milliseconds waited, or null when `maxMs` passed first.
+ */
+export async function waitForQuiet(pids: readonly number[], { share = 0.05, windowMs = 250, maxMs = 20_000 } = {}): Promise<number | null> {
+  const started = performance.now();
+  let before = pids.map((pid) => cpuSeconds(pid) ?? 0);
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, windowMs));
+    const now = pids.map((pid) => cpuSeconds(pid) ?? 0);
+    const busiest = Math.max(0, ...now.map((seconds, i) => seconds - before[i]!));
+    before = now;
+    const waited = performance.now() - started;
+    if (busiest < (share * windowMs) / 1000) return waited - windowMs;
+    if (waited >= maxMs) return null;
+  }
+}
