@@ -23,6 +23,7 @@ import * as chromeLauncher from 'chrome-launcher';
 import lighthouse from 'lighthouse';
 import { build } from 'vite';
 import { findChromium } from '../ensure-chromium.mjs';
+import { median } from './lib/harness.js';
 
 const RUNS = Number(process.env.LIGHTHOUSE_RUNS ?? 5);
 const CATEGORIES = ['performance', 'accessibility', 'best-practices', 'seo'] as const;
@@ -309,12 +310,6 @@ async function runWithRetries(url: string, name: string, round: number, attempts
       console.log(`  run ${round} ${name}: ${message.split(' ').slice(0, 2).join(' ')}, again`);
     }
   }
-}
-
-function median(list: number[]): number {
-  const sorted = [...list].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 function format(id: string, value: number): string {

@@ -4,7 +4,7 @@
  * the step's API request, per database.
  */
 import type { SeedResult } from './admin-data.js';
-import { fmt } from './harness.js';
+import { fmt, median } from './harness.js';
 
 export interface Sample {
   ms: number;
@@ -30,12 +30,6 @@ export interface DatabaseResult {
   error?: string;
 }
 
-export const median = (values: number[]) => {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 export const log = (kind: string, text: string) => console.error(`[${kind}] ${text}`);
 export const secs = (ms: number) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s` : '-');
 

@@ -6,7 +6,7 @@
  */
 import { emptyHistogram, mergeHistograms, quantileMs } from './histogram.js';
 import type { PhaseResult } from './load-generator.js';
-import { fmt, otherStatuses } from './harness.js';
+import { fmt, median, otherStatuses } from './harness.js';
 import type { OpenLoopResult } from './open-loop.js';
 
 /** PostgreSQL's own CPU over a phase (proc.ts postgresCpuSampler), seconds; null on SQLite. */
@@ -194,10 +194,15 @@ export function printChecksComparison(rows: Row[], openRows: OpenRow[], off: str
     const cost = ((a.signupsPerSecond - b.signupsPerSecond) / a.signupsPerSecond) * 100;
     const added = b.p99 - a.p99;
     lines.push([database, 'difference', `${signed(-cost, 1)}%`, signed(b.p50 - a.p50, 2), signed(added, 2), signed(b.max - a.max, 1), signed(b.cpuPerSignupUs - a.cpuPerSignupUs, 0)]);
-    const perRound = b.rounds.map((r, i) => `${signed(((r.signupsPerSecond - a.rounds[i]!.signupsPerSecond) / a.rounds[i]!.signupsPerSecond) * 100, 1)}% / ${signed(r.p99 - a.rounds[i]!.p99, 2)} ms`);
+    const costs = b.rounds.map((r, i) => ((r.signupsPerSecond - a.rounds[i]!.signupsPerSecond) / a.rounds[i]!.signupsPerSecond) * 100);
+    const p99s = b.rounds.map((r, i) => r.p99 - a.rounds[i]!.p99);
+    const perRound = costs.map((c, i) => `${signed(c, 1)}% / ${signed(p99s[i]!, 2)} ms`);
     verdicts.push(
       `  ${database}: throughput cost ${fmt(cost, 1)}% (goal ≤ ${CHECKS_GOALS.throughputCostPct}%: ${cost <= CHECKS_GOALS.throughputCostPct ? 'met' : 'NOT met'}), ` +
-        `p99 added ${signed(added, 2)} ms (goal ≤ +${CHECKS_GOALS.p99AddedMs} ms: ${added <= CHECKS_GOALS.p99AddedMs ? 'met' : 'NOT met'}); per round (signups/s, p99): ${perRound.join(' | ')}`,
+        `p99 added ${signed(added, 2)} ms (goal ≤ +${CHECKS_GOALS.p99AddedMs} ms: ${added <= CHECKS_GOALS.p99AddedMs ? 'met' : 'NOT met'}); per round (signups/s, p99): ${perRound.join(' | ')}; ` +
+        // Each round pairs the two products on the same machine a few seconds apart: the median of
+        // the pairs is the figure a host whose speed swings between rounds moves least.
+        `median of the rounds' pairs ${signed(median(costs), 1)}% / ${signed(median(p99s), 2)} ms`,
     );
   }
   table(['database', 'server', 'signups/s', 'p50 ms', 'p99 ms', 'max ms', 'CPU µs/signup'], lines, 2);
