@@ -5,9 +5,9 @@
  *    the CPU slowed down 4× through CDP (Emulation.setCPUThrottlingRate, Lighthouse's mobile
  *    slowdown), on challenges the production server issues at each difficulty. Each solve's time and
  *    the number it found give a rate (numbers tried per second); the worst case at a difficulty is
- *    that difficulty over the rate (the number is uniform in 0..maxnumber, so the mean is half of it).
- * 2. The server's: altcha-lib's verification of a solution (what a signup with the setting on adds
- *    before its write), in µs per signup, on this machine's CPU, sequentially.
+ *    that difficulty over the rate (the number is uniform in 1..maxnumber, so the mean is half of it).
+ * 2. The server's: the verification of a solution (pow.ts; altcha-lib's own beside it), what a
+ *    signup with the setting on adds before its write, in µs per signup, on this machine's CPU, sequentially.
  *
  *   npm run build && npx tsx scripts/bench/challenge.ts      # CHALLENGE_SOLVES=10 CHALLENGE_DIFFICULTIES=20000,50000,100000
  */

@@ -47,6 +47,7 @@ export function challengeIssuer(box: Pick<SecretBox, 'hmac'>, config: Pick<Chall
 /** HMAC's block size for SHA-256 (RFC 2104's B), in bytes; a challenge is 64 hex characters. */
 const BLOCK = 64;
 const CHALLENGE_LENGTH = 64;
+const HEX64 = /^[0-9a-f]{64}$/;
 
 /**
  * HMAC-SHA256 of a challenge (64 hex characters) under `key`, in hex, as createHmac computes it
@@ -56,7 +57,8 @@ const CHALLENGE_LENGTH = 64;
  * the same arithmetic without the objects, 2.5× faster in a loop. The inner digest goes from one
  * buffer to the other as a latin1 ('binary') string: a digest returned as a Buffer costs three times as much.
  * Synchronous, so the buffers are never shared between calls. Equal to createHmac for any key and
- * challenge (tests/server/challenge).
+ * any challenge, which is 64 lower-case hex characters (one byte each); anything else throws
+ * (tests/server/challenge).
  */
 export function hmacSha256(key: string): (challenge: string) => string {
   let k = Buffer.from(key, 'utf8');
@@ -69,7 +71,8 @@ export function hmacSha256(key: string): (challenge: string) => string {
     outer[i] = byte ^ 0x5c;
   }
   return (challenge) => {
-    if (challenge.length !== CHALLENGE_LENGTH || inner.write(challenge, BLOCK, 'latin1') !== CHALLENGE_LENGTH) throw new Error('not a challenge');
+    if (!HEX64.test(challenge)) throw new Error('not a challenge');
+    inner.write(challenge, BLOCK, 'latin1');
     outer.write(hash('sha256', inner, 'binary'), BLOCK, 'latin1');
     return hash('sha256', outer, 'hex');
   };
@@ -80,7 +83,6 @@ export type VerifiedSolution = { ok: true; signature: string; expiresAt: number 
 
 /** The longest `altcha` value read: a real one is about 300 characters. */
 export const MAX_SOLUTION_LENGTH = 1024;
-const HEX64 = /^[0-9a-f]{64}$/;
 const SALT = /^[0-9a-f]{8,64}\?expires=(\d{1,12})&$/;
 
 /**
@@ -105,15 +107,16 @@ export function solutionVerifier(hmacKey: string, maxNumber: number): (value: un
     const expires = typeof salt === 'string' ? SALT.exec(salt) : null;
     const wellFormed =
       algorithm === CHALLENGE_ALGORITHM &&
-      typeof challenge === 'string' && HEX64.test(challenge) &&
+      typeof challenge === 'string' &&
       typeof signature === 'string' && HEX64.test(signature) &&
       Number.isSafeInteger(number) && (number as number) >= 0 && (number as number) <= maxNumber &&
       expires !== null;
     if (!wellFormed) return { ok: false, reason: 'challenge_invalid' };
     // altcha-lib's verifySolution, synchronously with node:crypto (its Web Crypto calls cost 210 µs
     // of CPU, each a round trip through the thread pool; decision 053). The number must give the
-    // challenge, and the challenge must carry our signature (compared in constant time). Expiry is
-    // checked after the signature: an expired challenge is only "expired" if it was ours.
+    // challenge (which makes it 64 hex characters, as the signing asks), and the challenge must carry
+    // our signature (compared in constant time). Expiry is checked after the signature: an expired
+    // challenge is only "expired" if it was ours.
     if (hash('sha256', `${salt as string}${number as number}`, 'hex') !== challenge) return { ok: false, reason: 'challenge_invalid' };
     if (!timingSafeEqual(Buffer.from(sign(challenge), 'hex'), Buffer.from(signature, 'hex'))) return { ok: false, reason: 'challenge_invalid' };
     const expiresAt = Number(expires[1]);

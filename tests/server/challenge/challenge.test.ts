@@ -61,7 +61,7 @@ describe('signup challenge verification', () => {
       const c = await createChallenge({ hmacKey: key, maxnumber: 1000, expires: new Date(Date.now() + 60_000) });
       const number = (await solveChallenge(c.challenge, c.salt, c.algorithm, 1000).promise)!.number;
       const good = { algorithm: c.algorithm, challenge: c.challenge, number, salt: c.salt, signature: c.signature };
-      const cases = [good, { ...good, number: number + 1 }, { ...good, signature: 'b'.repeat(64) }, { ...good, salt: `${good.salt}x` }];
+      const cases = [good, { ...good, number: number + 1 }, { ...good, signature: 'b'.repeat(64) }, { ...good, salt: `${good.salt}x` }, { ...good, challenge: 'é'.repeat(64) }, { ...good, challenge: good.challenge.toUpperCase() }];
       for (const payload of cases) {
         expect(verify(encode(payload)).ok).toBe(await verifySolution(payload, key, true));
         expect(verifyForeign(encode(payload)).ok).toBe(false);
@@ -90,15 +90,21 @@ describe('signup challenge verification', () => {
   });
 
   it('signs as createHmac does, for keys shorter than, as long as and longer than the block', () => {
-    for (const length of [0, 1, 32, 63, 64, 65, 100, 200]) {
-      const key = randomBytes(length).toString('latin1').slice(0, length) + 'é';
+    // Random latin1 characters with an 'é' (UTF-8: 1 to 2 bytes each), and ASCII keys of exactly 63, 64 and 65 bytes.
+    const keys = [0, 1, 32, 63, 64, 65, 100, 200].map((length) => randomBytes(length).toString('latin1') + 'é');
+    keys.push('k'.repeat(63), 'k'.repeat(64), 'k'.repeat(65), '');
+    for (const key of keys) {
       const sign = hmacSha256(key);
       for (let i = 0; i < 20; i++) {
         const challenge = randomBytes(32).toString('hex');
         expect(sign(challenge)).toBe(createHmac('sha256', key).update(challenge).digest('hex'));
       }
     }
-    expect(() => hmacSha256('k')('short')).toThrow();
+    // Only a challenge (64 lower-case hex characters): a character of more than one byte, or not
+    // hex, would not be what createHmac signs.
+    for (const wrong of ['short', 'é'.repeat(64), 'Ā'.repeat(64), 'A'.repeat(64), `${'a'.repeat(63)}g`, 'a'.repeat(65)]) {
+      expect(() => hmacSha256('k')(wrong)).toThrow('not a challenge');
+    }
   });
 });
 
