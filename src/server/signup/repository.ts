@@ -65,18 +65,19 @@ export type SignupBatchCommit = (
   beforeCommit?: (trx: Db, results: readonly WriteResult[], entries: readonly WaitlistEntry[]) => Promise<void>,
 ) => Promise<WriteResult[]>;
 
-/** The batch's solutions spent (`spender`, in `trx`): by index, true for a write whose solution was spent before. */
-async function replayedOf(trx: Db, spender: SolutionSpender, writes: readonly SignupWrite[]): Promise<boolean[]> {
+/**
+ * Spends the batch's solutions (`spender`, in `trx`) and says, by index, which were spent before and
+ * the entry each write stores: held (challenge_replayed) when its solution was replayed.
+ */
+async function spendSolutions(trx: Db, spender: SolutionSpender, writes: readonly SignupWrite[]): Promise<{ replayed: boolean[]; entries: WaitlistEntry[] }> {
   const withSolution = writes.flatMap((w, i) => (w.solution ? [i] : []));
   const replayed = writes.map(() => false);
-  if (withSolution.length === 0) return replayed;
-  const fresh = await spender.spend(trx, withSolution.map((i) => writes[i]!.solution!));
-  withSolution.forEach((i, k) => (replayed[i] = !fresh[k]));
-  return replayed;
+  if (withSolution.length > 0) {
+    const fresh = await spender.spend(trx, withSolution.map((i) => writes[i]!.solution!));
+    withSolution.forEach((i, k) => (replayed[i] = !fresh[k]));
+  }
+  return { replayed, entries: writes.map((w, i) => (replayed[i] ? heldEntry(w.entry, 'challenge_replayed') : w.entry)) };
 }
-
-/** The entry a write stores: held when its solution was replayed. */
-const storedEntry = (write: SignupWrite, replayed: boolean | undefined) => (replayed ? heldEntry(write.entry, 'challenge_replayed') : write.entry);
 
 /**
  * The group commit's transaction (batcher.ts): insertSignup for many addresses at once.
@@ -112,7 +113,7 @@ export function signupBatchCommitter(db: Db, spender: SolutionSpender): SignupBa
     let statements: Statements | undefined;
     const syncWal = sqliteWalSync(sqlite);
     return async (writes, beforeCommit) => {
-      const inserted = await db.connection().execute(async (connection) => {
+      const written = await db.connection().execute(async (connection) => {
         const s = (statements ??= {
           normal: sqlite.prepare('PRAGMA synchronous = NORMAL'),
           full: sqlite.prepare('PRAGMA synchronous = FULL'),
@@ -130,8 +131,7 @@ export function signupBatchCommitter(db: Db, spender: SolutionSpender): SignupBa
         try {
           s.begin.run();
           try {
-            const replayed = await replayedOf(connection, spender, writes);
-            const entries = writes.map((write, i) => storedEntry(write, replayed[i]));
+            const { replayed, entries } = await spendSolutions(connection, spender, writes);
             const anySuppressed = s.anySuppression.get() !== undefined;
             const results = writes.map((write, i): WriteResult => {
               const inserted = anySuppressed && s.suppressed.get(write.suppressionHash()) !== undefined
@@ -151,12 +151,11 @@ export function signupBatchCommitter(db: Db, spender: SolutionSpender): SignupBa
         }
       });
       await syncWal?.();
-      return inserted;
+      return written;
     };
   }
   const write = async (executor: Db, writes: readonly SignupWrite[], beforeCommit?: Parameters<SignupBatchCommit>[1]) => {
-    const replayed = await replayedOf(executor, spender, writes);
-    const entries = writes.map((w, i) => storedEntry(w, replayed[i]));
+    const { replayed, entries } = await spendSolutions(executor, spender, writes);
     let inserted: boolean[];
     try {
       inserted = await insertBatchPostgres(executor, writes.map((w, i) => ({ ...w, entry: entries[i]! })));
