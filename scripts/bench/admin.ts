@@ -69,7 +69,7 @@ import {
 } from '../../src/shared/admin/waitlist-api.js';
 import { DEFAULT_POSTGRES, fmt, gitDescription } from './lib/harness.js';
 import { log, printReport, secs, type DatabaseResult } from './lib/admin-report.js';
-import { machineDescription, memorySampler } from './lib/proc.js';
+import { cpuSeconds, descendantsCpuSeconds, machineDescription, memorySampler, postgresCpuSampler } from './lib/proc.js';
 import { freePort, postgresAnswers, startServer, stopServer, type ServerProcess } from './lib/servers.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -205,7 +205,8 @@ async function csvRecords(file: string): Promise<number> {
 const matchLine = (m: number) => numberForms(m).map((n) => `${n} ${m === 1 ? 'entry matches' : 'entries match'} the filters`);
 const selectedText = (k: number) => numberForms(k).map((n) => `(${n} selected)`);
 
-async function measureInBrowser(kind: string, browser: Browser, base: string, target: SeededDatabase, secondListId: number | null, result: DatabaseResult): Promise<void> {
+async function measureInBrowser(kind: string, browser: Browser, server: ServerProcess, target: SeededDatabase, secondListId: number | null, result: DatabaseResult): Promise<void> {
+  const base = `http://127.0.0.1:${server.port}`;
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
   cleanups.add(() => context.close());
   await context.addInitScript({ content: PAGE_SCRIPT });
@@ -327,6 +328,11 @@ async function measureInBrowser(kind: string, browser: Browser, base: string, ta
     const exported = exportedText(entries);
     for (let run = 0; run < STREAMING_RUNS; run++) {
       const exportPageStart = await page.evaluate(() => performance.now());
+      // What the export costs each side of it: the server (all its threads, zlib's included), the
+      // browser's processes (every process this bench started but the server), PostgreSQL's.
+      const database = kind === 'postgres' ? postgresCpuSampler(new URL(target.url).pathname.slice(1)) : null;
+      database?.open();
+      const cpuBefore = { server: cpuSeconds(server.pid) ?? 0, browser: descendantsCpuSeconds(process.pid, [server.pid]) };
       const exportStarted = performance.now();
       const [download] = await Promise.all([
         page.waitForEvent('download', { timeout: TIMEOUT.export }),
@@ -334,6 +340,12 @@ async function measureInBrowser(kind: string, browser: Browser, base: string, ta
       ]);
       const file = await download.path();
       const exportMs = performance.now() - exportStarted;
+      const cpu = {
+        server: (cpuSeconds(server.pid) ?? 0) - cpuBefore.server,
+        browser: descendantsCpuSeconds(process.pid, [server.pid]) - cpuBefore.browser,
+        database: database?.close().backends ?? null,
+      };
+      database?.stop();
       const failure = await download.failure();
       if (failure) throw new Error(`Export All: the download failed (${failure})`);
       const rows = await csvRecords(file);
@@ -343,8 +355,10 @@ async function measureInBrowser(kind: string, browser: Browser, base: string, ta
         apiMs: await apiRequestMs(page, exportPageStart, API.export!),
         rows,
         file: download.suggestedFilename(),
+        cpu,
       });
-      log(kind, `export all ${run + 1}/${STREAMING_RUNS}: ${secs(exportMs)}, ${fmt(rows)} rows in ${download.suggestedFilename()}`);
+      const cpuText = `CPU: server ${cpu.server.toFixed(2)} s, browser ${cpu.browser.toFixed(2)} s${cpu.database === null ? '' : `, PostgreSQL ${cpu.database.toFixed(2)} s`}`;
+      log(kind, `export all ${run + 1}/${STREAMING_RUNS}: ${secs(exportMs)}, ${fmt(rows)} rows in ${download.suggestedFilename()}; ${cpuText}`);
       await trace('export', exportPageStart);
       if (rows !== entries) {
         const leak = allLeaked !== null && rows > entries ? `: the second list's entries LEAKED into the portal's export (it holds ${second})` : '';
@@ -430,7 +444,7 @@ async function benchDatabase(kind: 'sqlite' | 'postgres', browser: Browser | nul
     cleanups.add(stop);
     const memory = memorySampler(started.pid);
     try {
-      await measureInBrowser(kind, browser, `http://127.0.0.1:${started.port}`, target, secondListId, result);
+      await measureInBrowser(kind, browser, started, target, secondListId, result);
     } finally {
       result.peakRssBytes = memory.peak;
       memory.stop();

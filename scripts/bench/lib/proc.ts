@@ -26,6 +26,33 @@ function clockTicks(): number {
   return ticks;
 }
 
+/**
+ * User + system CPU seconds used so far by the live processes below `root` (its children, theirs,
+ * and so on; `root` itself not counted), but those under a pid in `skip` (and those pids): for
+ * example a browser's processes, started by the benchmark beside the server it also started.
+ */
+export function descendantsCpuSeconds(root: number, skip: readonly number[] = []): number {
+  const parents = new Map<number, number>();
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      parents.set(Number(name), Number(fs.readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const below = (pid: number): boolean => {
+    for (let at = parents.get(pid); at !== undefined && at > 1; at = parents.get(at)) {
+      if (skip.includes(at)) return false;
+      if (at === root) return true;
+    }
+    return false;
+  };
+  let total = 0;
+  for (const pid of parents.keys()) if (!skip.includes(pid) && below(pid)) total += cpuSeconds(pid) ?? 0;
+  return total;
+}
+
 export interface MemoryStatus {
   /** Resident set size now, bytes. */
   rss: number;
