@@ -29,7 +29,8 @@ function clockTicks(): number {
 /**
  * User + system CPU seconds used so far by the live processes below `root` (its children, theirs,
  * and so on; `root` itself not counted), but those under a pid in `skip` (and those pids): for
- * example a browser's processes, started by the benchmark beside the server it also started.
+ * example a browser's processes, started by the benchmark beside the server it also started. A
+ * process that ends between two readings leaves the second sum: their difference then counts less.
  */
 export function descendantsCpuSeconds(root: number, skip: readonly number[] = []): number {
   const parents = new Map<number, number>();
