@@ -3,14 +3,20 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 
-/** User + system CPU seconds a process has used so far. */
-export function cpuSeconds(pid: number): number | null {
+/** A process's parent and its user + system CPU seconds so far, from one read of /proc/<pid>/stat; null once it has ended. */
+function processStat(pid: number | string): { parent: number; cpu: number } | null {
   try {
+    // After "pid (comm) ": state, ppid, …, utime (the 14th field), stime.
     const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+    return { parent: Number(fields[1]), cpu: (Number(fields[11]) + Number(fields[12])) / clockTicks() };
   } catch {
     return null;
   }
+}
+
+/** User + system CPU seconds a process has used so far. */
+export function cpuSeconds(pid: number): number | null {
+  return processStat(pid)?.cpu ?? null;
 }
 
 let ticks: number | undefined;
@@ -33,24 +39,20 @@ function clockTicks(): number {
  * process that ends between two readings leaves the second sum: their difference then counts less.
  */
 export function descendantsCpuSeconds(root: number, skip: readonly number[] = []): number {
-  const parents = new Map<number, number>();
+  const stats = new Map<number, { parent: number; cpu: number }>();
   for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      parents.set(Number(name), Number(fs.readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]));
-    } catch {
-      // ended meanwhile
-    }
+    const stat = /^\d+$/.test(name) ? processStat(name) : null;
+    if (stat) stats.set(Number(name), stat);
   }
   const below = (pid: number): boolean => {
-    for (let at = parents.get(pid); at !== undefined && at > 1; at = parents.get(at)) {
+    for (let at = stats.get(pid)?.parent; at !== undefined && at > 1; at = stats.get(at)?.parent) {
       if (skip.includes(at)) return false;
       if (at === root) return true;
     }
     return false;
   };
   let total = 0;
-  for (const pid of parents.keys()) if (!skip.includes(pid) && below(pid)) total += cpuSeconds(pid) ?? 0;
+  for (const [pid, { cpu }] of stats) if (!skip.includes(pid) && below(pid)) total += cpu;
   return total;
 }
 
