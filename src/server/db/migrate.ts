@@ -24,6 +24,7 @@ import * as adminRoles from './migrations/2026-11-29T0700-admin-roles.js';
 import * as apiKeys from './migrations/2026-11-29T0800-api-keys.js';
 import * as offeringLists from './migrations/2026-11-29T0900-offering-lists.js';
 import * as spentByExpiry from './migrations/2026-11-29T1000-spent-challenges-by-expiry.js';
+import * as plannedSignupInsert from './migrations/2026-11-29T1100-planned-signup-insert.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -51,6 +52,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T0800-api-keys': apiKeys,
   '2026-11-29T0900-offering-lists': offeringLists,
   '2026-11-29T1000-spent-challenges-by-expiry': spentByExpiry,
+  '2026-11-29T1100-planned-signup-insert': plannedSignupInsert,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */

@@ -179,20 +179,18 @@ export function signupBatchCommitter(db: Db, spender: SolutionSpender): SignupBa
  * PostgreSQL: inserts the batch's new, unsuppressed addresses in one statement, in address order;
  * resolves to which were inserted, by index. The rows travel as one JSON array (JSON.stringify is
  * native; array literals escaped element by element cost more), read back by column name; the
- * suppressed ones are found by joining their hashes (by entry id) to the suppression list.
+ * suppressed ones are found by joining their hashes (by entry id) to the suppression list. The
+ * statement is the function waitlist_insert_batch, planned once per connection (migration
+ * 2026-11-29T1100, decision 073), not text planned again at every batch.
  */
 async function insertBatchPostgres(executor: Db, writes: readonly SignupWrite[]): Promise<boolean[]> {
   const ordered = [...writes].sort((a, b) => compareText(a.entry.email.toLowerCase(), b.entry.email.toLowerCase()));
   const { rows } = await sql<{ id: string }>`
-    INSERT INTO waitlist (${sql.join(WAITLIST_COLUMNS.map((c) => sql.ref(c)))})
-    SELECT ${sql.join(WAITLIST_COLUMNS.map((c) => sql.ref(c)))}
-    FROM json_populate_recordset(NULL::waitlist, ${JSON.stringify(ordered.map((w) => w.entry))}::json) AS r
-    WHERE r.id <> ALL (
-      SELECT h.id FROM unnest(${ordered.map((w) => w.entry.id)}::uuid[], ${ordered.map((w) => w.suppressionHash())}::text[]) AS h(id, email_hash)
-      JOIN waitlist_suppressions s ON s.email_hash = h.email_hash
-    )
-    ON CONFLICT DO NOTHING
-    RETURNING id`.execute(executor);
+    SELECT id FROM waitlist_insert_batch(
+      ${JSON.stringify(ordered.map((w) => w.entry))}::json,
+      ${ordered.map((w) => w.entry.id)}::uuid[],
+      ${ordered.map((w) => w.suppressionHash())}::text[]
+    ) AS inserted(id)`.execute(executor);
   const ids = new Set(rows.map((r) => r.id));
   return writes.map((w) => ids.has(w.entry.id));
 }

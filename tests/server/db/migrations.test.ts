@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/server/config.js';
 import { openDatabase, toIsoTimestamp, type DatabaseHandle } from '../../../src/server/db/database.js';
 import { MIGRATIONS, migrateToLatest } from '../../../src/server/db/migrate.js';
+import { WAITLIST_COLUMNS } from '../../../src/server/db/waitlist-entries.js';
 import { createScratchPostgres, TEST_DIALECTS, type TestDialect } from '../../support/databases.js';
 
 const run = promisify(execFile);
@@ -80,6 +81,24 @@ describe.each(TEST_DIALECTS)('migrations (%s)', (dialect: TestDialect) => {
     }
   });
 
+  it('the signup batch insert (PostgreSQL: a function planned once per connection) writes every field of an entry', async () => {
+    const { open } = await emptyDatabase();
+    const handle = open();
+    await migrateToLatest(handle.db);
+    if (dialect === 'postgres') {
+      // A field added to the entry needs a migration replacing the function (2026-11-29T1100).
+      const { rows } = await sql<{ def: string; config: string[] }>`
+        SELECT pg_get_functiondef(p.oid) AS def, p.proconfig AS config FROM pg_proc p WHERE p.proname = 'waitlist_insert_batch'`.execute(handle.db);
+      expect(rows).toHaveLength(1);
+      const inserted = /INSERT INTO waitlist \(([^)]*)\)/.exec(rows[0]!.def)?.[1]?.split(',').map((c) => c.trim().replace(/"/g, ''));
+      expect(inserted).toEqual([...WAITLIST_COLUMNS]);
+      expect(rows[0]!.config).toEqual(['plan_cache_mode=force_generic_plan']);
+    } else {
+      const { rows } = await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE name LIKE '%insert_batch%'`.execute(handle.db);
+      expect(rows).toEqual([]);
+    }
+  });
+
   it('roles: the earliest-created existing admin becomes the owner, the others stay admins', async () => {
     const { open } = await emptyDatabase();
     const handle = open();
@@ -112,7 +131,7 @@ describe.each(TEST_DIALECTS)('migrations (%s)', (dialect: TestDialect) => {
     const migrations = Object.entries(MIGRATIONS);
     await migrateToLatest(handle.db, Object.fromEntries(migrations.filter(([name]) => name < '2026-11-29T1000')));
     await sql`INSERT INTO signup_challenges_spent (signature, expires_at) VALUES ('b', 20), ('a', 10)`.execute(handle.db);
-    expect(await migrateToLatest(handle.db)).toEqual(['2026-11-29T1000-spent-challenges-by-expiry']);
+    expect(await migrateToLatest(handle.db, Object.fromEntries(migrations.filter(([name]) => name < '2026-11-29T1001')))).toEqual(['2026-11-29T1000-spent-challenges-by-expiry']);
     const rows = async () => (await sql<{ signature: string; expires_at: number | string }>`SELECT * FROM signup_challenges_spent ORDER BY signature`.execute(handle.db)).rows.map((r) => [r.signature, Number(r.expires_at)]);
     expect(await rows()).toEqual([['a', 10], ['b', 20]]);
     // One b-tree, expiry first (the expiry index is gone).
