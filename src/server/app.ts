@@ -21,6 +21,7 @@ import { consentRoutes } from './consent/routes.js';
 import { adminWaitlistRoutes } from './admin/routes.js';
 import { challengeRoutes, heldRoutes } from './challenge/routes.js';
 import { adminInsightsRoutes } from './insights/routes.js';
+import { registerRollupFolder } from './insights/rollup-fold.js';
 import { exportRoutes } from './export/routes.js';
 import { siteRoutes } from './site/routes.js';
 import { registerServedPages } from './site/served.js';
@@ -146,6 +147,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
 
   // Held and refused signups by reason, for the insight panel (written within a second, and on close).
   registerScreeningCounter(app);
+  // PostgreSQL: the rollup's recent days folded once a second, outside the signups' statements (decision 074).
+  registerRollupFolder(app);
 
   // E-mail (src/server/mail): without SMTP_URL, app.mail.enabled is false and no worker runs.
   registerMail(app, config.mail, options.mailWorker);

@@ -25,6 +25,7 @@ import * as apiKeys from './migrations/2026-11-29T0800-api-keys.js';
 import * as offeringLists from './migrations/2026-11-29T0900-offering-lists.js';
 import * as spentByExpiry from './migrations/2026-11-29T1000-spent-challenges-by-expiry.js';
 import * as plannedSignupInsert from './migrations/2026-11-29T1100-planned-signup-insert.js';
+import * as rollupFoldedAfterSignups from './migrations/2026-11-29T1200-rollup-folded-after-signups.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -53,6 +54,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T0900-offering-lists': offeringLists,
   '2026-11-29T1000-spent-challenges-by-expiry': spentByExpiry,
   '2026-11-29T1100-planned-signup-insert': plannedSignupInsert,
+  '2026-11-29T1200-rollup-folded-after-signups': rollupFoldedAfterSignups,
 };
 
 /** How long a starting instance waits for another one that is migrating the same SQLite file. */

@@ -92,7 +92,7 @@ describe.each(TEST_DIALECTS)('migrations (%s)', (dialect: TestDialect) => {
       expect(rows).toHaveLength(1);
       const inserted = /INSERT INTO waitlist \(([^)]*)\)/.exec(rows[0]!.def)?.[1]?.split(',').map((c) => c.trim().replace(/"/g, ''));
       expect(inserted).toEqual([...WAITLIST_COLUMNS]);
-      expect(rows[0]!.config).toEqual(['plan_cache_mode=force_generic_plan']);
+      expect(rows[0]!.config).toEqual(['plan_cache_mode=force_generic_plan', 'waitlist.rollup_fold=deferred']);
     } else {
       const { rows } = await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE name LIKE '%insert_batch%'`.execute(handle.db);
       expect(rows).toEqual([]);

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as waitlistRollupMigration from '../../../src/server/db/migrations/2026-11-27T0900-waitlist-rollup.js';
 import { rollupByList } from '../../../src/server/db/migrations/2026-11-29T0900-offering-lists.js';
 import { countWaitlist } from '../../../src/server/db/waitlist-filter.js';
+import { createRollupFolder } from '../../../src/server/insights/rollup-fold.js';
 import type { WaitlistEntry } from '../../../src/shared/waitlist/entry.js';
 import { describeWhen, openTestDatabase, TEST_DIALECTS, type TestDatabase, type TestDialect } from '../../support/databases.js';
 import { waitlistEntry } from '../../support/entries.js';
@@ -130,6 +131,44 @@ describeWhen(withPostgres)('the waitlist rollup (postgres)', () => {
     // 64th folds the day into its 4 groups: at most 63 statements' rows since the last fold, plus those.
     expect(await rollupRows()).toBeLessThanOrEqual(4 * 64);
     expect(await rollupRows()).toBeLessThan(600);
+  });
+
+  /** Inserts `n` entries of now as the signups' group commit does: one call of waitlist_insert_batch each. */
+  const signupBatches = async (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const [entry] = entries(1, 'batch').map((e) => ({ ...e, created_at: new Date().toISOString() }));
+      await sql`SELECT id FROM waitlist_insert_batch(${JSON.stringify([entry])}::json, ${[entry!.id]}::uuid[], ${['no-suppression']}::text[]) AS i(id)`.execute(t.handle.db);
+    }
+  };
+
+  it(`leaves the signups' deltas to the folder: none folded inline, today's folded once a second`, async () => {
+    await signupBatches(100);
+    await expectExact(100);
+    await expectRollupExact();
+    // 100 statements of 4 rows each, none folded (a deferred statement folds every 4,096th).
+    expect(await rollupRows()).toBe(400);
+    const folder = createRollupFolder(t.handle.db, { error: () => undefined });
+    expect(await folder.runOnce()).toBe(1);
+    expect(await rollupRows()).toBe(4);
+    await expectRollupExact();
+    // Nothing added since: the pass only reads the highest id.
+    expect(await folder.runOnce()).toBe(0);
+    await signupBatches(1);
+    expect(await folder.runOnce()).toBe(1);
+    expect(await rollupRows()).toBe(4);
+    await expectExact(101);
+    await expectRollupExact();
+    await folder.stop();
+  });
+
+  it('still folds a deferred statement every 4,096th, so the deltas stay bounded without a server', async () => {
+    await signupBatches(3);
+    expect(await rollupRows()).toBe(12);
+    await sql`SELECT setval('waitlist_rollup_statements', 4095)`.execute(t.handle.db);
+    await signupBatches(1);
+    expect(await rollupRows()).toBe(4);
+    await expectExact(4);
+    await expectRollupExact();
   });
 
   it('never makes a writer wait: a fold skips the deltas another fold holds, and sees none of an open transaction', async () => {
