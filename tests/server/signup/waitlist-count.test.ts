@@ -133,41 +133,52 @@ describeWhen(withPostgres)('the waitlist rollup (postgres)', () => {
     expect(await rollupRows()).toBeLessThan(600);
   });
 
-  /** Inserts `n` entries of now as the signups' group commit does: one call of waitlist_insert_batch each. */
-  const signupBatches = async (n: number) => {
+  /** Inserts `n` entries, all at `at`, as the signups' group commit does: one call of waitlist_insert_batch each. */
+  const signupBatches = async (n: number, at = new Date()) => {
     for (let i = 0; i < n; i++) {
-      const [entry] = entries(1, 'batch').map((e) => ({ ...e, created_at: new Date().toISOString() }));
+      const [entry] = entries(1, 'batch').map((e) => ({ ...e, created_at: at.toISOString() }));
       await sql`SELECT id FROM waitlist_insert_batch(${JSON.stringify([entry])}::json, ${[entry!.id]}::uuid[], ${['no-suppression']}::text[]) AS i(id)`.execute(t.handle.db);
     }
   };
+  const setStatements = (n: number) => sql`SELECT setval('waitlist_rollup_statements', ${n})`.execute(t.handle.db);
 
   it(`leaves the signups' deltas to the folder: none folded inline, today's folded once a second`, async () => {
-    await signupBatches(100);
+    // One moment for every entry (one day; the folder folds today and yesterday, so midnight is covered).
+    const at = new Date();
+    await signupBatches(100, at);
     await expectExact(100);
     await expectRollupExact();
     // 100 statements of 4 rows each, none folded (a deferred statement folds every 4,096th).
     expect(await rollupRows()).toBe(400);
     const folder = createRollupFolder(t.handle.db, { error: () => undefined });
+    const other = createRollupFolder(t.handle.db, { error: () => undefined });
     expect(await folder.runOnce()).toBe(1);
     expect(await rollupRows()).toBe(4);
     await expectRollupExact();
-    // Nothing added since: the pass only reads the highest id.
+    // No write since: neither instance folds again (a fold's own new rows do not count as writes).
+    expect(await other.runOnce()).toBe(1);
     expect(await folder.runOnce()).toBe(0);
-    await signupBatches(1);
+    expect(await other.runOnce()).toBe(0);
+    await signupBatches(1, at);
+    expect(await rollupRows()).toBe(8);
     expect(await folder.runOnce()).toBe(1);
     expect(await rollupRows()).toBe(4);
     await expectExact(101);
     await expectRollupExact();
-    await folder.stop();
+    await Promise.all([folder.stop(), other.stop()]);
   });
 
-  it('still folds a deferred statement every 4,096th, so the deltas stay bounded without a server', async () => {
+  it('folds a deferred statement every 4,096th only (not every 64th), so the deltas stay bounded without a server', async () => {
     await signupBatches(3);
     expect(await rollupRows()).toBe(12);
-    await sql`SELECT setval('waitlist_rollup_statements', 4095)`.execute(t.handle.db);
+    // The next statement is the 64th: an admin's would fold, a signup batch does not.
+    await setStatements(63);
+    await signupBatches(1);
+    expect(await rollupRows()).toBe(16);
+    await setStatements(4095);
     await signupBatches(1);
     expect(await rollupRows()).toBe(4);
-    await expectExact(4);
+    await expectExact(5);
     await expectRollupExact();
   });
 
