@@ -13,30 +13,26 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 // servers fold today's and yesterday's rows once a second instead, in a transaction of their own
 // (insights/rollup-fold.ts). Every other writer (an admin's delete, an import, an update, SQL from
 // outside) folds as before.
+
+/** waitlist_rollup_added, folding the days a statement touched every `every`th statement (an SQL expression). */
+const foldEvery = (every: string) => sql`
+  CREATE OR REPLACE FUNCTION waitlist_rollup_added(days date[]) RETURNS void LANGUAGE plpgsql AS $$
+  BEGIN
+    IF days IS NOT NULL AND nextval('waitlist_rollup_statements') % (${sql.raw(every)}) = 0 THEN
+      PERFORM waitlist_rollup_fold(days);
+    END IF;
+  END
+  $$`;
+
 export async function up(db: Kysely<any>): Promise<void> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
   await sql`ALTER FUNCTION waitlist_insert_batch(json, uuid[], text[]) SET waitlist.rollup_fold = 'deferred'`.execute(db);
-  await sql`
-    CREATE OR REPLACE FUNCTION waitlist_rollup_added(days date[]) RETURNS void LANGUAGE plpgsql AS $$
-    DECLARE
-      every bigint := CASE WHEN current_setting('waitlist.rollup_fold', true) = 'deferred' THEN 4096 ELSE 64 END;
-    BEGIN
-      IF days IS NOT NULL AND nextval('waitlist_rollup_statements') % every = 0 THEN
-        PERFORM waitlist_rollup_fold(days);
-      END IF;
-    END
-    $$`.execute(db);
+  await foldEvery(`CASE WHEN current_setting('waitlist.rollup_fold', true) = 'deferred' THEN 4096 ELSE 64 END`).execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
   await sql`ALTER FUNCTION waitlist_insert_batch(json, uuid[], text[]) RESET waitlist.rollup_fold`.execute(db);
-  await sql`
-    CREATE OR REPLACE FUNCTION waitlist_rollup_added(days date[]) RETURNS void LANGUAGE plpgsql AS $$
-    BEGIN
-      IF days IS NOT NULL AND nextval('waitlist_rollup_statements') % 64 = 0 THEN
-        PERFORM waitlist_rollup_fold(days);
-      END IF;
-    END
-    $$`.execute(db);
+  // As 2026-11-27T0900 wrote it.
+  await foldEvery('64').execute(db);
 }
