@@ -3,6 +3,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { filesToKeepPrivate, proxyTrustWarning, type AppConfig, type TrustProxy } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { startSearchIndexUpkeep } from './db/search-index-upkeep.js';
 import { registerErrorHandler } from './http/errors.js';
 import { registerSecurity } from './http/security.js';
 import { registerCrossSiteGuard } from './http/cross-site.js';
@@ -149,6 +150,9 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   registerScreeningCounter(app);
   // PostgreSQL: the rollup's recent days folded once a second, outside the signups' statements (decision 074).
   registerRollupFolder(app);
+  // PostgreSQL: the search index's pending list emptied once a second, outside the signups' statements (decision 075).
+  const searchIndexUpkeep = startSearchIndexUpkeep(database.db, app.log);
+  if (searchIndexUpkeep) app.addHook('preClose', async () => searchIndexUpkeep.stop());
 
   // E-mail (src/server/mail): without SMTP_URL, app.mail.enabled is false and no worker runs.
   registerMail(app, config.mail, options.mailWorker);

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { createSearchIndexUpkeep, startSearchIndexUpkeep } from '../../../src/server/db/search-index-upkeep.js';
+import { countWaitlist } from '../../../src/server/db/waitlist-filter.js';
+import { adminQuery, describeWhen, openTestDatabase, TEST_DIALECTS, type TestDatabase } from '../../support/databases.js';
+import { waitlistEntry } from '../../support/entries.js';
+
+/**
+ * PostgreSQL: the admin search's trigram index keeps new entries in a pending list, and the insert
+ * that takes the list past its limit moved the whole list inside its own statement. The upkeep
+ * empties the list in a statement of its own (decision 075); gin_clean_pending_list's answer (the
+ * pages it moved) shows whether there was a list to empty.
+ */
+it('does not run on SQLite, which has no such index', async () => {
+  const t = await openTestDatabase('sqlite');
+  try {
+    expect(startSearchIndexUpkeep(t.handle.db, { error: () => undefined })).toBeNull();
+  } finally {
+    await t.close();
+  }
+});
+
+describeWhen(TEST_DIALECTS.includes('postgres'))('the search index upkeep (postgres)', () => {
+  let t: TestDatabase;
+  beforeEach(async () => {
+    t = await openTestDatabase('postgres');
+  });
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  const log = { error: () => undefined };
+
+  /** `n` signups written as the group commit writes them: waitlist_insert_batch, 50 to a statement. */
+  const signups = async (n: number, prefix: string) => {
+    for (let i = 0; i < n; i += 50) {
+      const batch = Array.from({ length: Math.min(50, n - i) }, (_, j) => waitlistEntry({ email: `${prefix}${i + j}@upkeep.example.org`, created_at: new Date().toISOString() }));
+      await sql`SELECT id FROM waitlist_insert_batch(${JSON.stringify(batch)}::json, ${batch.map((e) => e.id)}::uuid[], ${batch.map(() => 'no-suppression')}::text[]) AS i(id)`.execute(t.handle.db);
+    }
+  };
+
+  it('empties the pending list into the index, and the search finds the same entries before and after', async () => {
+    await signups(400, 'pending');
+    expect(await countWaitlist(t.handle.db, { q: 'pending17' })).toBe(11);
+    const upkeep = createSearchIndexUpkeep(t.handle.db, log);
+    expect(await upkeep.runOnce()).toBeGreaterThan(0);
+    // Nothing written since: nothing left to move.
+    expect(await upkeep.runOnce()).toBe(0);
+    expect(await countWaitlist(t.handle.db, { q: 'pending17' })).toBe(11);
+    expect(await countWaitlist(t.handle.db, { q: 'upkeep.example' })).toBe(400);
+    await signups(50, 'later');
+    expect(await upkeep.runOnce()).toBeGreaterThan(0);
+    expect(await countWaitlist(t.handle.db, { q: 'later4' })).toBe(11);
+    await upkeep.stop();
+  });
+
+  it('runs its first pass at start', async () => {
+    await signups(200, 'started');
+    const upkeep = startSearchIndexUpkeep(t.handle.db, log);
+    expect(upkeep).not.toBeNull();
+    // runOnce comes after the pass that start() began: that one emptied the list.
+    expect(await upkeep!.runOnce()).toBe(0);
+    await upkeep!.stop();
+  });
+
+  it('does nothing under a role that does not own the index, where gin_clean_pending_list itself is refused', async () => {
+    await signups(100, 'other');
+    const role = `upkeep_${randomBytes(6).toString('hex')}`;
+    await adminQuery(`CREATE ROLE ${role}`);
+    try {
+      const errors: unknown[] = [];
+      await t.handle.db.transaction().execute(async (trx) => {
+        const schema = (await sql<{ s: string }>`SELECT current_schema() AS s`.execute(trx)).rows[0]!.s;
+        await sql`GRANT USAGE ON SCHEMA ${sql.id(schema)} TO ${sql.id(role)}`.execute(trx);
+        await sql`SET LOCAL ROLE ${sql.id(role)}`.execute(trx);
+        // The role finds the index (so the pass's condition, not the lookup, leaves it alone)...
+        expect((await sql<{ found: boolean }>`SELECT to_regclass('waitlist_email_trgm_idx') IS NOT NULL AS found`.execute(trx)).rows[0]!.found).toBe(true);
+        // ...and may not empty its list.
+        await sql`SAVEPOINT refused`.execute(trx);
+        await expect(sql`SELECT gin_clean_pending_list(to_regclass('waitlist_email_trgm_idx'))`.execute(trx)).rejects.toThrow(/must be owner/);
+        await sql`ROLLBACK TO SAVEPOINT refused`.execute(trx);
+        expect(await createSearchIndexUpkeep(trx, { error: (err) => errors.push(err) }).runOnce()).toBe(0);
+        await sql`RESET ROLE`.execute(trx);
+        await sql`REVOKE USAGE ON SCHEMA ${sql.id(schema)} FROM ${sql.id(role)}`.execute(trx);
+      });
+      expect(errors).toEqual([]);
+      // The owner still can: the list was left as it was.
+      expect(await createSearchIndexUpkeep(t.handle.db, log).runOnce()).toBeGreaterThan(0);
+    } finally {
+      await adminQuery(`DROP ROLE ${role}`);
+    }
+  });
+});
