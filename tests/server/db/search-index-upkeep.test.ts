@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { solutionSpender } from '../../../src/server/challenge/index.js';
 import type { Database } from '../../../src/server/db/schema.js';
+import { signupBatchCommitter } from '../../../src/server/signup/repository.js';
 import { createSearchIndexUpkeep, startSearchIndexUpkeep } from '../../../src/server/db/search-index-upkeep.js';
 import { countWaitlist } from '../../../src/server/db/waitlist-filter.js';
 import { adminQuery, describeWhen, openTestDatabase, TEST_DIALECTS, type TestDatabase } from '../../support/databases.js';
@@ -39,11 +41,12 @@ describeWhen(TEST_DIALECTS.includes('postgres'))('the search index upkeep (postg
 
   const log = { error: () => undefined, warn: () => undefined };
 
-  /** `n` signups written as the group commit writes them: waitlist_insert_batch, 50 to a statement. */
+  /** `n` signups written by the signups' group commit (signupBatchCommitter), 50 to a batch. */
   const signups = async (n: number, prefix: string, db: Kysely<Database> = t.handle.db) => {
+    const commit = signupBatchCommitter(db, solutionSpender(db));
     for (let i = 0; i < n; i += 50) {
       const batch = Array.from({ length: Math.min(50, n - i) }, (_, j) => waitlistEntry({ email: `${prefix}${i + j}@upkeep.example.org`, created_at: new Date().toISOString() }));
-      await sql`SELECT id FROM waitlist_insert_batch(${JSON.stringify(batch)}::json, ${batch.map((e) => e.id)}::uuid[], ${batch.map(() => 'no-suppression')}::text[]) AS i(id)`.execute(db);
+      await commit(batch.map((entry) => ({ entry, suppressionHash: () => 'no-suppression' })));
     }
   };
   /** The search's count, read through the trigram index (not a scan of a table this small). */

@@ -5,6 +5,7 @@ import * as waitlistRollupMigration from '../../../src/server/db/migrations/2026
 import { rollupByList } from '../../../src/server/db/migrations/2026-11-29T0900-offering-lists.js';
 import { countWaitlist } from '../../../src/server/db/waitlist-filter.js';
 import { createRollupFolder } from '../../../src/server/insights/rollup-fold.js';
+import { insertSignup } from '../../../src/server/signup/repository.js';
 import type { WaitlistEntry } from '../../../src/shared/waitlist/entry.js';
 import { describeWhen, openTestDatabase, TEST_DIALECTS, type TestDatabase, type TestDialect } from '../../support/databases.js';
 import { waitlistEntry } from '../../support/entries.js';
@@ -133,11 +134,11 @@ describeWhen(withPostgres)('the waitlist rollup (postgres)', () => {
     expect(await rollupRows()).toBeLessThan(600);
   });
 
-  /** Inserts `n` entries, all at `at`, as the signups' group commit does: one call of waitlist_insert_batch each. */
+  /** Inserts `n` entries, all at `at`, as the signups' group commit does: one call of waitlist_insert_batch each (insertSignup). */
   const signupBatches = async (n: number, at = new Date()) => {
     for (let i = 0; i < n; i++) {
       const [entry] = entries(1, 'batch').map((e) => ({ ...e, created_at: at.toISOString() }));
-      await sql`SELECT id FROM waitlist_insert_batch(${JSON.stringify([entry])}::json, ${[entry!.id]}::uuid[], ${['no-suppression']}::text[]) AS i(id)`.execute(t.handle.db);
+      await insertSignup(t.handle.db, entry!, 'no-suppression');
     }
   };
   const setStatements = (n: number) => sql`SELECT setval('waitlist_rollup_statements', ${n})`.execute(t.handle.db);
